@@ -1,0 +1,1 @@
+"""Calibration of a table: markers, load cell, IMU and vision, guided step by step."""

@@ -1,0 +1,1 @@
+"""Installing and checking the referee on a Raspberry Pi (install script, systemd unit, doctor)."""

@@ -1,0 +1,1 @@
+"""Device drivers on swappable backends: real chips (pi), the digital twin (sim), recordings (replay)."""

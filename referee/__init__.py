@@ -1,0 +1,1 @@
+"""The rules engine (pure, event-sourced) and the match loop that feeds it."""

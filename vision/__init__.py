@@ -1,0 +1,1 @@
+"""The overhead camera pipeline: tray registration, top-level reading, hands."""

@@ -1,0 +1,1 @@
+"""The status page (Flask), its JSON API and the match history."""
