@@ -14,6 +14,7 @@ from typing import Callable
 COMMAND_MODULES = (
     "referee.commands",
     "hardware.commands",
+    "hardware.sim.commands",
     "vision.commands",
     "web_ui.commands",
     "calibration.commands",
@@ -42,6 +43,14 @@ class CommandGroups:
             self._groups[name] = sub
         return self._groups[name]
 
+    def group_default(self, group: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        """Let `stacko GROUP` with no subcommand run `handler` (e.g. guided `stacko calibrate`)."""
+        self.group(group)
+        parser = self.top.choices[group]
+        parser.set_defaults(handler=handler)
+        self._groups[group].required = False
+        return parser
+
     def subcommand(self, group: str, name: str, help: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         p = self.group(group).add_parser(name, help=help, description=help)
         p.set_defaults(handler=handler)
@@ -57,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name == module:
+            if exc.name and module.startswith(exc.name):
                 continue  # that part is not built yet
             raise
         mod.register(groups)
