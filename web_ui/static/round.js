@@ -1,0 +1,38 @@
+// Step through a logged round: the event, the referee's decision and the tower after it.
+"use strict";
+const steps = JSON.parse(document.getElementById("steps-data").textContent);
+const el = (id) => document.getElementById(id);
+
+function describe(ev) {
+  const fields = Object.entries(ev).filter(([k]) => k !== "event" && k !== "tower")
+    .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : v}`);
+  return `${ev.event}${fields.length ? " — " + fields.join(" · ") : ""}`;
+}
+
+function show(i) {
+  if (!steps.length) { el("step-no").textContent = "no events logged"; return; }
+  i = Math.max(0, Math.min(steps.length - 1, i));
+  el("step").value = i;
+  const s = steps[i];
+  el("step-no").textContent = `event ${s.seq} of ${steps.length}`;
+  el("step-event").textContent = describe(s.event);
+  const say = el("step-say");
+  say.replaceChildren();
+  const out = s.output || {};
+  if (out.ok === false) say.appendChild(Object.assign(document.createElement("li"), {className: "foul", textContent: "refused: " + out.error}));
+  for (const f of out.fouls || []) say.appendChild(Object.assign(document.createElement("li"), {className: "foul", textContent: `Foul: ${f.player} (${f.rule})`}));
+  for (const line of out.say || []) say.appendChild(Object.assign(document.createElement("li"), {textContent: line}));
+  renderTower(el("tower"), s.tower, null);
+  renderHand(el("hand"), s.hand);
+}
+
+el("step").addEventListener("input", () => show(+el("step").value));
+el("first").addEventListener("click", () => show(0));
+el("last").addEventListener("click", () => show(steps.length - 1));
+el("prev").addEventListener("click", () => show(+el("step").value - 1));
+el("next").addEventListener("click", () => show(+el("step").value + 1));
+document.addEventListener("keydown", (e) => {
+  if (e.key === "ArrowRight") show(+el("step").value + 1);
+  if (e.key === "ArrowLeft") show(+el("step").value - 1);
+});
+show(0);

@@ -1,0 +1,183 @@
+// The live table: follows the referee over server-sent events, reconnects and catches up.
+"use strict";
+const S = {lastId: null, epoch: null, seen: new Set(), players: [], table: false, csrf: null,
+           frame: null, report: null, es: null};
+const $ = (id) => document.getElementById(id);
+const COLOR_WORDS = {wild_color: "name the Wild's color", penalty_color: "name the penalty color"};
+
+function toast(text, good) {
+  const t = $("toast");
+  t.textContent = text;
+  t.className = "toast " + (good ? "good" : "bad");
+  t.hidden = false;
+  clearTimeout(S.toastTimer);
+  S.toastTimer = setTimeout(() => { t.hidden = true; }, 4000);
+}
+
+function setConn(ok) {
+  const c = $("conn");
+  c.textContent = ok ? "live" : "reconnecting…";
+  c.className = "conn " + (ok ? "on" : "off");
+  document.body.classList.toggle("offline", !ok);
+}
+
+function connect() {
+  if (S.es) S.es.close();
+  const url = "/api/stream" + (S.lastId ? "?since=" + encodeURIComponent(S.lastId) : "");
+  const es = new EventSource(url);
+  S.es = es;
+  es.addEventListener("state", (ev) => {
+    if (ev.lastEventId) S.lastId = ev.lastEventId;
+    setConn(true);
+    onMessage(JSON.parse(ev.data));
+  });
+  es.onopen = () => setConn(true);
+  es.onerror = () => {
+    setConn(false);
+    if (es.readyState === EventSource.CLOSED) setTimeout(connect, 1500);
+  };
+}
+
+function callView(report) {
+  const call = report.call || {};
+  const box = $("call");
+  box.replaceChildren();
+  let text = "";
+  if (report.over) {
+    text = "round over";
+  } else if (report.waiting_for) {
+    text = "waiting for a color";
+  } else if (call.free) {
+    box.appendChild(Object.assign(document.createElement("span"), {className: "any", textContent: "any block"}));
+    text = call.count > 1 ? `${call.count} blocks` : "free pull";
+  } else {
+    if (call.count > 1) box.appendChild(Object.assign(document.createElement("span"), {className: "count", textContent: call.count + "×"}));
+    for (const c of call.colors || []) {
+      box.appendChild(Object.assign(document.createElement("span"), {className: "swatch big-swatch swatch-" + c, title: c, textContent: ""}));
+    }
+    for (const n of call.numbers || []) {
+      box.appendChild(Object.assign(document.createElement("span"), {className: "number", textContent: n}));
+    }
+    const words = [(call.colors || []).join(" or "), (call.numbers || []).join(" or ")].filter(Boolean).join(" or a ");
+    text = (call.count > 1 ? call.count + " " : "a ") + (words || "block") + (call.numbers_only ? " (number blocks only)" : "");
+  }
+  $("call-text").textContent = text;
+}
+
+function addFeed(msg) {
+  const feed = $("feed");
+  const report = msg.report || {};
+  const fouls = report.fouls || [];
+  for (const f of fouls) {
+    const li = Object.assign(document.createElement("li"), {className: "foul", textContent: `Foul: ${f.player} (${f.rule})`});
+    feed.prepend(li);
+  }
+  for (const line of msg.say || []) feed.prepend(Object.assign(document.createElement("li"), {textContent: line}));
+  while (feed.children.length > 40) feed.lastChild.remove();
+}
+
+function fillSelect(sel, names, preferred) {
+  const keep = sel.value;
+  sel.replaceChildren(...names.map((n) => Object.assign(document.createElement("option"), {value: n, textContent: n})));
+  if (names.includes(keep)) sel.value = keep;
+  else if (preferred && names.includes(preferred)) sel.value = preferred;
+}
+
+function onMessage(msg) {
+  if (msg.epoch !== S.epoch) { S.epoch = msg.epoch; S.seen.clear(); $("feed").replaceChildren(); }
+  const fresh = !msg.seq || !S.seen.has(msg.seq);
+  if (msg.seq) S.seen.add(msg.seq);
+  if (fresh) addFeed(msg);
+  render(msg);
+}
+
+function render(msg) {
+  const r = msg.report || {};
+  S.report = r;
+  if (Array.isArray(r.players)) S.players = r.players;
+  $("turn").textContent = r.turn || (r.over ? "—" : "waiting");
+  const seat = S.players.indexOf(r.turn);
+  $("seat").textContent = seat >= 0 ? `seat ${seat + 1} of ${S.players.length}` : "";
+  const cw = (r.direction || "clockwise") === "clockwise";
+  $("direction").textContent = cw ? "↻ clockwise" : "↺ counterclockwise";
+  $("direction").className = "direction " + (cw ? "cw" : "ccw");
+  callView(r);
+  const over = $("over");
+  over.hidden = !r.over;
+  if (r.over) over.textContent = [r.loser ? `${r.loser} lost` : "nobody lost", r.winner ? `${r.winner} won` : "no winner"].join(" · ");
+  const waiting = $("waiting");
+  waiting.hidden = !r.waiting_for;
+  if (r.waiting_for) $("waiting-text").textContent = `${r.turn || "?"}: ${COLOR_WORDS[r.waiting_for] || r.waiting_for}`;
+  renderTower($("tower"), Array.isArray(r.tower) ? r.tower : [], $("tower-info"));
+  const hand = r.hand && typeof r.hand === "object" ? r.hand.block : r.hand;
+  renderHand($("hand"), hand);
+  if (msg.frame && msg.frame !== S.frame) {
+    S.frame = msg.frame;
+    $("frame").src = "/api/frame.jpg?seq=" + msg.frame;
+    $("frame").hidden = false;
+    $("no-frame").hidden = true;
+  }
+  const others = S.players.filter((p) => p !== r.turn);
+  fillSelect($("uno-caller"), S.players, others[0]);
+  fillSelect($("uno-offender"), S.players, r.turn);
+  if (!$("setup-names").value && S.players.length) $("setup-names").value = S.players.join("\n");
+}
+
+async function post(url, body) {
+  const res = await fetch(url, {method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json", "X-CSRFToken": S.csrf || ""}, body: JSON.stringify(body)});
+  let data = {};
+  try { data = await res.json(); } catch (e) { data = {error: "the referee did not answer"}; }
+  if (!res.ok) {
+    toast(data.error || "refused", false);
+    if (res.status === 403 && url === "/api/actions") await refreshSession();
+  }
+  return {res, data};
+}
+
+async function refreshSession() {
+  try {
+    const res = await fetch("/api/session", {credentials: "same-origin"});
+    const data = await res.json();
+    S.csrf = data.csrf_token;
+    S.table = !!data.table;
+  } catch (e) { /* offline: keep what we had */ }
+  document.body.classList.toggle("is-table", S.table);
+  $("unlock").hidden = S.table;
+  $("lock").hidden = !S.table;
+}
+
+async function act(body, done) {
+  const {res} = await post("/api/actions", body);
+  if (res.ok) toast(done, true);
+}
+
+function wire() {
+  $("unlock").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const {res} = await post("/api/unlock", {pin: $("pin").value});
+    $("pin").value = "";
+    if (res.ok) toast("controls unlocked", true);
+    await refreshSession();
+  });
+  $("lock").addEventListener("click", async () => { await post("/api/lock", {}); await refreshSession(); });
+  for (const b of document.querySelectorAll(".color-btn")) {
+    b.addEventListener("click", () => {
+      const r = S.report || {};
+      const kind = r.waiting_for === "penalty_color" ? "penalty_color" : "wild_color";
+      const body = {action: kind, color: b.dataset.color};
+      if (r.turn) body.player = r.turn;
+      act(body, `${b.dataset.color} sent`);
+    });
+  }
+  $("uno").addEventListener("click", () => act({action: "uno", caller: $("uno-caller").value, offender: $("uno-offender").value}, "Uno! sent"));
+  $("no-match").addEventListener("click", () => act({action: "claim_no_match", player: (S.report || {}).turn || ""}, "no match sent"));
+  $("setup-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const names = $("setup-names").value.split("\n").map((s) => s.trim()).filter(Boolean);
+    act({action: "players", players: names}, "players sent");
+  });
+}
+
+wire();
+refreshSession().then(connect);
