@@ -22,7 +22,7 @@ LIMITS = load_limits()
 
 def good_loadcell(**over) -> dict:
     d = LoadCellCalibration(chip="nau7802", offset_counts=81234, counts_per_gram=412.5, noise_grams=0.2,
-                            known_grams=500.0, known_measured_grams=500.4, block_measured_grams=17.1,
+                            known_grams=500.0, zero_return_grams=0.1, block_measured_grams=17.1,
                             created=NOW - timedelta(days=2)).to_json()
     d.update(over)
     return d
@@ -84,7 +84,7 @@ def test_round_trip_keeps_every_value(tmp_path):
     (lambda d: d.update(kind="imu"), "not a 'loadcell' file"),
     (lambda d: d.update(created="yesterday"), "not a date"),
     (lambda d: d.update(noise_grams=4.0), "one 17 g block would not show clearly"),
-    (lambda d: d.update(known_measured_grams=450.0), "read back as 450.0 g"),
+    (lambda d: d.update(zero_return_grams=6.0), "the empty tray read +6.0 g"),
     (lambda d: d.update(block_measured_grams=30.0), "one block read as 30.0 g"),
 ])
 def test_bad_loadcell_files_are_refused_with_the_reason(tmp_path, damage, words):
@@ -144,9 +144,9 @@ def test_old_calibration_is_stale_and_future_dates_are_suspicious(tmp_path):
 @pytest.mark.parametrize("damage, words", [
     (lambda d: d["markers"].pop("2"), "marker(s) 2 are missing"),
     (lambda d: d.update(aruco_dictionary="DICT_6X6_250"), "DICT_4X4_50"),
-    (lambda d: d["markers"].update({"1": [[0, 0], [1, 0]]}), "4 corners"),
+    (lambda d: d["markers"].update({"1": [[0, 0], [1, 0]]}), "four [x, y] corners"),
     (lambda d: d["markers"].update({"1": [[0, 0], [0.01, 0], [0.01, 0.01], [0, 0.01]]}), "millimetres"),
-    (lambda d: d.update(block_mm=[75, 25]), "list of 3 numbers"),
+    (lambda d: d.update(block_mm=[75, 25]), "block_mm [length, width, height]"),
 ])
 def test_bad_tray_files_are_refused(damage, words):
     data = good_tray()
