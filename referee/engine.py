@@ -531,6 +531,10 @@ def _pull(d: _Draft, ev: Pull) -> None:
             raise IllegalEvent(
                 f"the map has {block.spoken()} at level {ev.level}, slot {ev.slot}, not {claimed.spoken()}: please check"
             )
+    if ev.level < d.tower.top_level and sum(b is not None for b in d.tower.level(ev.level)) == 1:
+        raise IllegalEvent(
+            f"level {ev.level} would be left with no block under level {ev.level + 1}: the reading must be wrong, please check"
+        )
     allowed_by_position = d.tower.pull_allowed_by_position(ev.level)
     highest = d.tower.highest_completed_level
     d.tower = d.tower.without(ev.level, ev.slot)
@@ -675,8 +679,7 @@ def _collapse(d: _Draft, ev: Collapse) -> None:
     loser = d.last_toucher
     winner = next((p for p in reversed(d.completers) if p != loser), None)
     d.outcome = Outcome(d.name(winner) if winner is not None else None, d.name(loser), "collapse")
-    d.queue = []
-    d.hand = None
+    d.queue = []  # the block in hand, if any, stays in that hand: it did not fall
     d.say(announce.outcome_sentence(d.outcome))
 
 
