@@ -1,6 +1,6 @@
 """The call: what the next player must pull (RULES.md sections 3 and 4)."""
 
-from conftest import Table, place, pull, setup
+from referee_helpers import Table, place, pull, setup
 
 
 def test_the_builder_starts_with_a_free_pull(table):

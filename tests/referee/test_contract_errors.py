@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import TOWER, Table, lines, place, pull, run_cli, setup
+from referee_helpers import TOWER, Table, lines, place, pull, run_cli, setup
 
 BAD_EVENTS_AT_START = [
     {"event": "dance"},

@@ -1,6 +1,6 @@
 """The end of a round and a match of rounds (RULES.md section 8)."""
 
-from conftest import TOWER, Table, place, pull, setup
+from referee_helpers import TOWER, Table, place, pull, setup
 
 COLLAPSE = {"event": "collapse"}
 

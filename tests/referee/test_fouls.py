@@ -1,6 +1,6 @@
 """Fouls and penalties (RULES.md sections 6 and 7)."""
 
-from conftest import Table, place, pull, setup
+from referee_helpers import Table, place, pull, setup
 
 
 def penalty_color(color, **kw):
