@@ -204,7 +204,7 @@ def build_xml(
     <global offwidth="1280" offheight="960" fovy="30"/>
     <quality shadowsize="2048" offsamples="4"/>
     <headlight ambient="0.25 0.25 0.25" diffuse="0.2 0.2 0.2" specular="0 0 0"/>
-    <map znear="0.01" zfar="10" shadowclip="0.6"/>
+    <map znear="0.01" zfar="10" shadowclip="1.0"/>
   </visual>
   <default>
     <geom friction="{config.friction} 0.005 0.0001" solref="0.005 1" solimp="0.95 0.99 0.001"/>
@@ -216,6 +216,7 @@ def build_xml(
     </default>
   </default>
   <asset>
+    <texture name="sky" type="skybox" builtin="gradient" rgb1="0.62 0.64 0.68" rgb2="0.22 0.22 0.25" width="128" height="128"/>
     <texture name="tray" type="2d" file="tray.png"/>
     <material name="tray" texture="tray" specular="0.1"/>
     <texture name="table" type="2d" builtin="flat" rgb1="0.36 0.27 0.20" rgb2="0.30 0.22 0.16" mark="none" width="64" height="64"/>

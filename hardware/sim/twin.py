@@ -1,0 +1,506 @@
+"""`Twin`: the facade the match loop drives.
+
+Build it from a seed and a tower (names per level, bottom first), step it with its `SimClock`,
+start player actions (pull, place, touch, knock, push), read its truth events, render frames and
+read its sensors. Actions run as per-physics-step programs alongside the physics, so the caller can
+render frames and poll sensors while a pull is in progress (`start_*`), or just wait for it
+(`pull`, `place`, ... run until the action is done). Everything is deterministic from the seed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Callable, Generator, Sequence
+
+import numpy as np
+
+from hardware.clock import SimClock
+from hardware.sim.hands import HandLook, HandRig, reach_pose, seat_angle
+from hardware.sim.sensors import PhysicsTrace, SensorNoise, TwinImu, TwinLoadCell
+from hardware.sim.world import G, SimBlock, World, WorldConfig, build_world, slot_pose, yaw_quat
+
+import mujoco
+
+Action = Generator[None, None, None]
+
+
+@dataclass(frozen=True)
+class PullStyle:
+    """How a player pushes a block out (care 1: slow, gentle, straight; 0: fast, hard, wobbly)."""
+
+    care: float = 0.8
+
+    @property
+    def max_force(self) -> float:
+        return 3.5 + (1.0 - self.care) * 4.0
+
+    @property
+    def target_speed(self) -> float:
+        return 0.025 + (1.0 - self.care) * 0.12
+
+    @property
+    def force_rate(self) -> float:
+        return 4.0 + (1.0 - self.care) * 14.0
+
+    @property
+    def wobble(self) -> float:
+        return (1.0 - self.care) * 0.9
+
+
+class Twin:
+    """A simulated table: tower, tray sensors, hands, cameras. Close it to free the renderer."""
+
+    PULL_OUT_M = 0.060  # the block counts as out of the tower once it has slid this far
+    COLLAPSE_DROP_M = 0.010
+    COLLAPSE_TILT_DEG = 30.0
+
+    def __init__(
+        self,
+        seed: int = 0,
+        tower: Sequence[Sequence[str | None]] | None = None,
+        n_seats: int = 3,
+        config: WorldConfig | None = None,
+        noise: SensorNoise | None = None,
+        clock: SimClock | None = None,
+        settle_s: float = 0.3,
+    ):
+        self.seed = seed
+        self.rng = random.Random(seed * 1_000_003 + 17)
+        self.world: World = build_world(tower, seed, config)
+        self.config = self.world.config
+        self.model, self.data = self.world.model, self.world.data
+        self.n_seats = n_seats
+        self.clock = clock or SimClock()
+        self.t0 = self.clock.now()
+        self.trace = PhysicsTrace()
+        noise = noise or SensorNoise()
+        self.imu = TwinImu(self.trace, noise, seed)
+        self.load = TwinLoadCell(self.trace, noise, seed)
+        self.hands = HandRig(self.model, self.data, self.config.n_hands)
+        self.seat_looks = [HandLook.random(self.rng) for _ in range(n_seats)]
+        self.truth: list[dict] = []
+        self.in_hand: SimBlock | None = None
+        self.collapse_time: float | None = None
+        self.fallen: list[str] = []
+        self._actions: list[Action] = []
+        self._renderer = None
+        self._tray_dof = int(self.model.jnt_dofadr[self.model.joint("mount_z").id])
+        self._ref: dict[int, np.ndarray] = {}
+        self._steps = 0
+        self._record()
+        if settle_s > 0:
+            self.step(settle_s)
+        self._reset_references()
+
+    # --- time ---------------------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        """Simulated seconds on the twin's clock."""
+        return self.t0 + float(self.data.time)
+
+    @property
+    def busy(self) -> bool:
+        """True while an action (other than holding a block) is still running."""
+        return any(not getattr(a, "_hold", False) for a in self._actions)
+
+    def step(self, dt: float, on_step: Callable[["Twin"], None] | None = None) -> None:
+        """Advance physics, actions, sensors and the clock by `dt` seconds (whole 2 ms steps)."""
+        n = max(1, int(round(dt / self.model.opt.timestep)))
+        for _ in range(n):
+            self.data.xfrc_applied[:] = 0.0
+            for action in list(self._actions):
+                try:
+                    next(action)
+                except StopIteration:
+                    self._actions.remove(action)
+            mujoco.mj_step(self.model, self.data)
+            self._record()
+            self._steps += 1
+            if self._steps % 10 == 0:
+                self._check_collapse()
+            if on_step is not None:
+                on_step(self)
+        self.clock.set(self.t)
+
+    def run_until_idle(self, max_s: float = 30.0, on_step: Callable[["Twin"], None] | None = None) -> None:
+        end = self.t + max_s
+        while self.busy and self.t < end:
+            self.step(0.02, on_step)
+
+    def _record(self) -> None:
+        d = self.data
+        force = float(d.qfrc_passive[self._tray_dof])
+        self.trace.append(self.t, d.sensordata[0:3].copy(), np.degrees(d.sensordata[3:6]), force)
+
+    # --- tower state ----------------------------------------------------------------------------
+    def _reset_references(self) -> None:
+        for b in self.world.blocks:
+            if b.level is not None:
+                self._ref[b.index] = self.data.xpos[b.body_id].copy()
+
+    def _tilt_deg(self, b: SimBlock) -> float:
+        zaxis = self.data.xmat[b.body_id].reshape(3, 3)[:, 2]
+        return math.degrees(math.acos(max(-1.0, min(1.0, abs(float(zaxis[2]))))))
+
+    def fallen_blocks(self) -> list[SimBlock]:
+        """Blocks of the tower map that dropped or tipped over, or lie on the table (not in hand)."""
+        out = []
+        for b in self.world.blocks:
+            if b is self.in_hand or b.index not in self._ref:
+                continue
+            pos = self.data.xpos[b.body_id]
+            dropped = self._ref[b.index][2] - pos[2] > self.COLLAPSE_DROP_M
+            if dropped or self._tilt_deg(b) > self.COLLAPSE_TILT_DEG:
+                out.append(b)
+        return out
+
+    def _check_collapse(self) -> None:
+        if self.collapse_time is not None:
+            return
+        fallen = self.fallen_blocks()
+        if fallen:
+            self.collapse_time = self.t
+            self.fallen = [b.name for b in fallen]
+            self.truth.append({"t": round(self.t, 4), "type": "collapse", "fallen": len(fallen), "blocks": self.fallen})
+
+    @property
+    def collapsed(self) -> bool:
+        return self.collapse_time is not None
+
+    def tower_map(self) -> list[list[str | None]]:
+        """Names per level (bottom first) as the actions left them; a block in hand is in none."""
+        return self.world.tower_map()
+
+    def top_level(self) -> int:
+        return len(self.tower_map())
+
+    # --- rendering and sensors ------------------------------------------------------------------
+    def render(self, camera: str = "top", look=None) -> np.ndarray:
+        """A BGR frame from the overhead ("top") or "side" camera."""
+        from hardware.sim.render import TwinRenderer
+
+        if self._renderer is None:
+            self._renderer = TwinRenderer(self.model)
+        return self._renderer.render(self.data, camera, look, self.config.tray_top_z, self.config.layout.tray_mm / 1000)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    def __enter__(self) -> "Twin":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def emulated_bus(self, seed: int | None = None):
+        """An I2C bus with the MPU-6050 (0x68) and NAU7802 (0x2A) emulations fed by this twin, so the
+        real drivers read it. The chips add conversion noise; the twin adds bias and drift."""
+        from hardware.emulated.bus import EmulatedBus
+        from hardware.emulated.mpu6050 import EmulatedMPU6050
+        from hardware.emulated.nau7802 import EmulatedNAU7802
+
+        s = self.seed if seed is None else seed
+        quiet = SensorNoise.behind_chip()
+        imu = TwinImu(self.trace, quiet, s)
+        load = TwinLoadCell(self.trace, quiet, s)
+        return EmulatedBus({0x68: EmulatedMPU6050(imu, self.clock, seed=s), 0x2A: EmulatedNAU7802(load, self.clock, seed=s)})
+
+    # --- helpers for actions --------------------------------------------------------------------
+    def _event(self, kind: str, **fields) -> dict:
+        ev = {"t": round(self.t, 4), "type": kind, **fields}
+        self.truth.append(ev)
+        return ev
+
+    def _seat_dir(self, seat: int) -> np.ndarray:
+        a = seat_angle(seat, self.n_seats)
+        return np.array([math.cos(a), math.sin(a), 0.0])
+
+    def _set_block_contacts(self, b: SimBlock, on: bool) -> None:
+        self.model.geom_contype[b.geom_id] = 1 if on else 0
+        self.model.geom_conaffinity[b.geom_id] = 3 if on else 0
+
+    def _set_block_pose(self, b: SimBlock, pos: np.ndarray, quat: np.ndarray) -> None:
+        self.data.qpos[b.qpos_adr : b.qpos_adr + 3] = pos
+        self.data.qpos[b.qpos_adr + 3 : b.qpos_adr + 7] = quat
+        self.data.qvel[b.qvel_adr : b.qvel_adr + 6] = 0.0
+
+    def _hand(self, k: int, seat: int | None, fingertip: np.ndarray, angle: float | None = None) -> None:
+        if seat is not None:
+            self.hands.color(k, self.seat_looks[seat % len(self.seat_looks)])
+        ang = seat_angle(seat or 0, self.n_seats) if angle is None else angle
+        pos, quat = reach_pose(fingertip, ang)
+        self.hands.set_pose(k, pos, quat)
+
+    def _steps_for(self, seconds: float) -> int:
+        return max(1, int(round(seconds / self.model.opt.timestep)))
+
+    def _top_z(self) -> float:
+        zs = [self.data.xpos[b.body_id][2] for b in self.world.blocks if b.level is not None]
+        return (max(zs) if zs else self.config.tray_top_z) + self.config.block_half[2]
+
+    # --- actions ----------------------------------------------------------------------------------
+    def start_pull(self, seat: int, level: int, slot: int, two_hands: bool = False, style: PullStyle | None = None) -> None:
+        b = self.world.block_at(level, slot)
+        if b is None:
+            raise ValueError(f"there is no block at level {level}, slot {slot}")
+        if self.in_hand is not None:
+            raise ValueError("a block is already in hand: place it first")
+        self._actions.append(self._pull(b, seat, two_hands, style or PullStyle()))
+
+    def pull(self, seat: int, level: int, slot: int, two_hands: bool = False, style: PullStyle | None = None,
+             on_step: Callable[["Twin"], None] | None = None) -> dict | None:
+        """Push/pinch the block at (level, slot) out towards `seat` and lift it into the hand.
+        Returns the truth `pull` event (None if the tower fell before the block came out)."""
+        n = len(self.truth)
+        self.start_pull(seat, level, slot, two_hands, style)
+        self.run_until_idle(20.0, on_step)
+        return next((e for e in self.truth[n:] if e["type"] == "pull"), None)
+
+    def _pull(self, b: SimBlock, seat: int, two_hands: bool, style: PullStyle) -> Action:
+        d, hx = self.data, self.config.block_half[0]
+        level, slot = b.level, b.slot
+        R = d.xmat[b.body_id].reshape(3, 3)
+        axis = R[:, 0].copy()
+        axis[2] = 0.0
+        axis /= np.linalg.norm(axis)
+        seat_dir = self._seat_dir(seat)
+        direction = axis if float(axis @ seat_dir) >= 0 else -axis
+        side = np.array([-direction[1], direction[0], 0.0])
+        start = d.xpos[b.body_id].copy()
+        t_start = self.t
+        angle = math.atan2(direction[1], direction[0])  # the hand reaches in along the block's axis
+        # reach: the hand comes in from the seat to the block's near end
+        for i in range(self._steps_for(0.3)):
+            f = (i + 1) / self._steps_for(0.3)
+            tip = start + direction * (hx + 0.12 * (1 - f))
+            self._hand(0, seat, tip, angle)
+            yield
+        if two_hands:
+            other = seat_angle(seat, self.n_seats) + self.rng.choice((-1, 1)) * math.radians(self.rng.uniform(40, 80))
+            top = np.array([0.0, 0.0, self._top_z() + 0.005])
+            tip = top + np.array([math.cos(other), math.sin(other), 0.0]) * 0.035
+            self.hands.color(1, self.seat_looks[seat % len(self.seat_looks)])
+            pos, quat = reach_pose(tip, other)
+            self.hands.set_pose(1, pos, quat)
+            self._event("two_hands", seat=seat, level=level, slot=slot)
+        force, limit, phase = 0.0, style.max_force, self.rng.uniform(0, 2 * math.pi)
+        dt = self.model.opt.timestep
+        n = 0
+        while True:
+            pos = d.xpos[b.body_id]
+            moved = float((pos - start) @ direction)
+            if moved >= self.PULL_OUT_M:
+                break
+            v = float(d.qvel[b.qvel_adr : b.qvel_adr + 3] @ direction)
+            force += style.force_rate * dt if v < style.target_speed else -2 * style.force_rate * dt
+            force = min(max(force, 0.0), limit)
+            n += 1
+            if n * dt > 6.0 and limit < 3 * style.max_force:
+                limit *= 1.0 + dt  # stuck: the player pushes harder
+            if n * dt > 15.0:
+                break  # give up pushing: the block is yanked out below
+            wobble = style.wobble * math.sin(2 * math.pi * 3.0 * n * dt + phase)
+            d.xfrc_applied[b.body_id, :3] = direction * force + side * wobble
+            self._hand(0, seat, pos + direction * hx, angle)
+            yield
+        # out: the hand lifts it clear of the tower (kinematic carry, no collisions on the way)
+        self._set_block_contacts(b, False)
+        b.level = b.slot = None
+        self._ref.pop(b.index, None)
+        self.in_hand = b
+        self._event("pull", seat=seat, level=level, slot=slot, block=b.name, t_start=round(t_start, 4))
+        if two_hands:
+            self.hands.park(1)
+        p0 = d.xpos[b.body_id].copy()
+        q0 = d.xquat[b.body_id].copy()
+        hold = self._hold_point(seat)
+        steps = self._steps_for(0.8)
+        for i in range(steps):
+            f = (i + 1) / steps
+            p = p0 + (hold - p0) * f
+            p[2] = p0[2] + (hold[2] - p0[2]) * min(1.0, 2 * f)  # up first, then across
+            self._set_block_pose(b, p, q0)
+            self._hand(0, seat, p + direction * hx, angle)
+            yield
+        self._actions.append(self._hold(b, seat, hold, q0, direction, angle))
+
+    def _hold_point(self, seat: int) -> np.ndarray:
+        out = self._seat_dir(seat) * 0.13
+        out[2] = self._top_z() + 0.05
+        return out
+
+    def _hold(self, b: SimBlock, seat: int, pos: np.ndarray, quat: np.ndarray, direction: np.ndarray, angle: float) -> Action:
+        def run() -> Action:
+            while self.in_hand is b:
+                self._set_block_pose(b, pos, quat)
+                self._hand(0, seat, pos + direction * self.config.block_half[0], angle)
+                yield
+
+        return _Hold(run())
+
+    def start_place(self, level: int, slot: int, seat: int | None = None) -> None:
+        if self.in_hand is None:
+            raise ValueError("no block in hand to place")
+        if self.world.block_at(level, slot) is not None:
+            raise ValueError(f"level {level}, slot {slot} is taken")
+        self._actions.append(self._place(self.in_hand, level, slot, seat))
+
+    def place(self, level: int, slot: int, seat: int | None = None, on_step: Callable[["Twin"], None] | None = None) -> dict | None:
+        """Put the block in hand on top at (level, slot) and let go. Returns the truth `place` event."""
+        n = len(self.truth)
+        self.start_place(level, slot, seat)
+        self.run_until_idle(10.0, on_step)
+        return next((e for e in self.truth[n:] if e["type"] == "place"), None)
+
+    def _place_target(self, level: int, slot: int) -> tuple[np.ndarray, float]:
+        pos, yaw = slot_pose(self.config, level, slot)
+        below = [b for b in self.world.blocks if b.level == level - 1]
+        if below:
+            zs = [self.data.xpos[b.body_id][2] for b in below]
+            pos[2] = max(zs) + 2 * self.config.block_half[2] + 0.0005
+            centre = np.mean([self.data.xpos[b.body_id][:2] for b in below], axis=0)
+            mid = [b for b in below if b.slot == 1]
+            if mid:
+                centre = self.data.xpos[mid[0].body_id][:2]
+            axis = 0 if yaw == 0.0 else 1  # align across the level below, keep the slot offset along it
+            pos[axis] = centre[axis]
+        return pos, yaw
+
+    def _place(self, b: SimBlock, level: int, slot: int, seat: int | None) -> Action:
+        d = self.data
+        self.in_hand = None  # ends the hold program
+        seat = 0 if seat is None else seat
+        target, yaw = self._place_target(level, slot)
+        jitter = 0.0015
+        target = target + np.array([self.rng.uniform(-jitter, jitter), self.rng.uniform(-jitter, jitter), 0.0])
+        q1 = yaw_quat(yaw + self.rng.uniform(-0.02, 0.02))
+        p0 = d.xpos[b.body_id].copy()
+        q0 = d.xquat[b.body_id].copy()
+        angle = seat_angle(seat, self.n_seats)
+        above = target + np.array([0.0, 0.0, 0.03])
+        steps = self._steps_for(0.9)
+        for i in range(steps):
+            f = (i + 1) / steps
+            p = p0 + (above - p0) * min(1.0, f / 0.7) if f < 0.7 else above + (target - above) * ((f - 0.7) / 0.3)
+            q = _slerp(q0, q1, min(1.0, f / 0.7))
+            self._set_block_pose(b, p, q)
+            tip = p + np.array([math.cos(angle), math.sin(angle), 0.0]) * self.config.block_half[1]
+            self._hand(0, seat, tip)
+            yield
+        self._set_block_contacts(b, True)
+        b.level, b.slot = level, slot
+        self._event("place", seat=seat, level=level, slot=slot, block=b.name)
+        for i in range(self._steps_for(0.3)):  # let go and withdraw
+            yield
+        self.hands.park(0)
+        for _ in range(self._steps_for(0.4)):
+            yield
+        self._ref[b.index] = d.xpos[b.body_id].copy()
+
+    def touch(self, seat: int, strength: float = 0.6, on_step=None) -> dict:
+        """A player touches (steadies or bumps) the tower without pulling: it wobbles."""
+        n = len(self.truth)
+        self._actions.append(self._touch(seat, strength))
+        self.run_until_idle(5.0, on_step)
+        return next(e for e in self.truth[n:] if e["type"] == "touch")
+
+    def _touch(self, seat: int, strength: float) -> Action:
+        levels = [b for b in self.world.blocks if b.level is not None and b.level >= max(1, self.top_level() - 6)]
+        b = self.rng.choice(levels)
+        dir_in = -self._seat_dir(seat)
+        p = self.data.xpos[b.body_id].copy()
+        tip = p - dir_in * 0.045
+        k = 2
+        for i in range(self._steps_for(0.25)):
+            self._hand(k, seat, tip - dir_in * 0.1 * (1 - (i + 1) / self._steps_for(0.25)))
+            yield
+        self._event("touch", seat=seat, level=b.level, slot=b.slot, force_n=round(strength, 3))
+        dur = self.rng.uniform(0.12, 0.3)
+        for i in range(self._steps_for(dur)):
+            shape = math.sin(math.pi * (i + 1) / self._steps_for(dur))
+            self.data.xfrc_applied[b.body_id, :3] = dir_in * strength * shape
+            yield
+        self.hands.park(k)
+        for _ in range(self._steps_for(0.3)):
+            yield
+
+    def knock(self, seat: int = 0, strength: float = 1.0, on_step=None) -> dict:
+        """A knock on the table beside the tray: the tray mount feels a short jolt, the tower stays."""
+        n = len(self.truth)
+        self._actions.append(self._knock(seat, strength))
+        self.run_until_idle(3.0, on_step)
+        return next(e for e in self.truth[n:] if e["type"] == "knock")
+
+    def _knock(self, seat: int, strength: float) -> Action:
+        k = 2
+        out = self._seat_dir(seat) * 0.21 + np.array([0.0, 0.0, 0.0])
+        out = out + np.array([-out[1], out[0], 0.0]) * self.rng.uniform(-0.4, 0.4)
+        for i in range(self._steps_for(0.2)):
+            f = (i + 1) / self._steps_for(0.2)
+            tip = out.copy()
+            tip[2] = 0.12 * (1 - f) + 0.01
+            self._hand(k, seat, tip)
+            yield
+        self._event("knock", seat=seat, strength=round(strength, 3))
+        peak = 40.0 * strength
+        inward = -self._seat_dir(seat)
+        for i in range(self._steps_for(0.008)):
+            self.data.xfrc_applied[self.world.tray_body, :3] = np.array([0.0, 0.0, -peak]) + inward * peak * 0.3
+            yield
+        for _ in range(self._steps_for(0.25)):
+            yield
+        self.hands.park(k)
+
+    def push(self, force: float = 12.0, seat: int = 0, duration: float = 0.6, on_step=None) -> dict:
+        """Shove the upper tower sideways (a hard push topples it)."""
+        n = len(self.truth)
+        self._actions.append(self._push(force, seat, duration))
+        self.run_until_idle(duration + 5.0, on_step)
+        return next(e for e in self.truth[n:] if e["type"] == "push")
+
+    def _push(self, force: float, seat: int, duration: float) -> Action:
+        top = self.top_level()
+        targets = [b for b in self.world.blocks if b.level is not None and b.level >= top - 2]
+        dir_in = -self._seat_dir(seat)
+        k = 2
+        centre = np.array([0.0, 0.0, self._top_z() - 0.02])
+        self._hand(k, seat, centre - dir_in * 0.045)
+        self._event("push", seat=seat, force_n=round(force, 3))
+        for i in range(self._steps_for(duration)):
+            for b in targets:
+                self.data.xfrc_applied[b.body_id, :3] = dir_in * force / max(1, len(targets))
+            yield
+        self.hands.park(k)
+        for _ in range(self._steps_for(1.5)):
+            yield
+
+
+class _Hold:
+    """Wraps the program that keeps a picked block in the hand; `busy` ignores it."""
+
+    _hold = True
+
+    def __init__(self, gen: Action):
+        self._gen = gen
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._gen)
+
+
+def _slerp(q0: np.ndarray, q1: np.ndarray, f: float) -> np.ndarray:
+    q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
+    dot = float(q0 @ q1)
+    if dot < 0:
+        q1, dot = -q1, -dot
+    if dot > 0.9995:
+        q = q0 + f * (q1 - q0)
+        return q / np.linalg.norm(q)
+    th = math.acos(dot)
+    return (math.sin((1 - f) * th) * q0 + math.sin(f * th) * q1) / math.sin(th)
