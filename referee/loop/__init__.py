@@ -1,0 +1,1 @@
+"""The match loop: wires the senses, the engine, the page, the speaker and the log."""
