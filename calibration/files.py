@@ -47,7 +47,7 @@ def load_limits(path: Path | None = None) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise CalibrationError(f"cannot read the calibration limits {path}: {exc}") from exc
-    for key in ("max_age_days", "loadcell", "imu", "disk"):
+    for key in ("max_age_days", "loadcell", "imu", "camera", "doctor", "disk"):
         if not isinstance(data.get(key), dict):
             raise CalibrationError(f"calibration limits {path}: section '{key}' is missing")
     return data
@@ -140,15 +140,15 @@ class _Fields:
 
 def _read_json(path: Path, what: str, fix: str) -> Any:
     if not path.exists():
-        raise CalibrationError(f"{what} is missing ({path}). Run `{fix}` to make it.")
+        raise CalibrationError(f"{what} is missing. Run `{fix}` to make it.")
     try:
         return json.loads(path.read_text())
     except UnicodeDecodeError as exc:
-        raise CalibrationError(f"{what} ({path}) is not a text file. Run `{fix}` to write a good one.") from exc
+        raise CalibrationError(f"{what} is not a text file. Run `{fix}` to write a good one.") from exc
     except ValueError as exc:
-        raise CalibrationError(f"{what} ({path}) is damaged (not valid JSON: {exc}). Run `{fix}` to write a good one.") from exc
+        raise CalibrationError(f"{what} is damaged (not valid JSON: {exc}). Run `{fix}` to write a good one.") from exc
     except OSError as exc:
-        raise CalibrationError(f"{what} ({path}) cannot be read: {exc.strerror}. Check its permissions.") from exc
+        raise CalibrationError(f"{what} cannot be read: {exc.strerror}. Check its permissions.") from exc
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -300,11 +300,12 @@ def imu_problems(cal: ImuCalibration, limits: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def imu_thresholds(accel_noise_ms2: float, limits: Mapping[str, Any]) -> tuple[float, float]:
-    """(touch, collapse) thresholds from the quiet noise: a multiple of the noise, never below a floor."""
+def imu_thresholds(accel_noise_ms2: float, limits: Mapping[str, Any], floors_ms2: tuple[float, float]) -> tuple[float, float]:
+    """(touch, collapse) thresholds from the quiet noise: a multiple of the noise, never below the
+    detectors' default thresholds `floors_ms2` (a quiet table keeps the defaults; a shaky one raises them)."""
     lim = limits["imu"]
-    touch = max(lim["min_touch_threshold_ms2"], lim["touch_noise_multiple"] * accel_noise_ms2)
-    collapse = max(lim["min_collapse_threshold_ms2"], lim["collapse_noise_multiple"] * accel_noise_ms2, 2 * touch)
+    touch = max(floors_ms2[0], lim["touch_noise_multiple"] * accel_noise_ms2)
+    collapse = max(floors_ms2[1], lim["collapse_noise_multiple"] * accel_noise_ms2, 2 * touch)
     return touch, collapse
 
 
@@ -344,7 +345,7 @@ def vision_dir_time(path: Path) -> datetime:
     if not jsons:
         raise CalibrationError(f"The vision calibration ({path}) is incomplete: it has no settings file. Run `{fix}` again.")
     for p in jsons:
-        _read_json(p, f"The vision calibration file {p.name}", fix)
+        _read_json(p, f"The vision calibration file {p}", fix)
     for p in files:
         if p.stat().st_size == 0:
             raise CalibrationError(f"The vision calibration file {p} is empty (an interrupted calibration?). Run `{fix}` again.")

@@ -157,8 +157,9 @@ def calibrate_loadcell(reader: CountsReader, guide: Guide, limits: Mapping[str, 
 # ---------------------------------------------------------------- IMU
 
 
-def calibrate_imu(reader: ImuReader, guide: Guide, limits: Mapping[str, Any], sample_hz: float) -> StepResult:
-    """Learn the quiet tray's noise and set the touch and collapse thresholds from it."""
+def calibrate_imu(reader: ImuReader, guide: Guide, limits: Mapping[str, Any], sample_hz: float,
+                  floors_ms2: tuple[float, float]) -> StepResult:
+    """Learn the quiet tray's noise and set the touch and collapse thresholds from it (never below `floors_ms2`)."""
     lim = limits["imu"]
     seconds = float(lim["quiet_seconds"])
     guide.do(Action("keep_still", f"Keep hands off the table and the tray for {seconds:g} seconds (the tower may stand on it)."))
@@ -167,7 +168,7 @@ def calibrate_imu(reader: ImuReader, guide: Guide, limits: Mapping[str, Any], sa
     noise = float(np.sqrt(np.mean(np.sum((accel - mean) ** 2, axis=1))))
     bias = gyro.mean(axis=0)
     gyro_noise = float(np.sqrt(np.mean(np.sum((gyro - bias) ** 2, axis=1))))
-    touch, collapse = imu_thresholds(noise, limits)
+    touch, collapse = imu_thresholds(noise, limits, floors_ms2)
     cal = ImuCalibration(sample_hz=float(sample_hz), accel_mean_ms2=tuple(float(x) for x in mean),  # type: ignore[arg-type]
                          accel_noise_ms2=noise, gyro_bias_dps=tuple(float(x) for x in bias),  # type: ignore[arg-type]
                          gyro_noise_dps=gyro_noise, touch_threshold_ms2=touch, collapse_threshold_ms2=collapse,

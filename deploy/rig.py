@@ -1,0 +1,278 @@
+"""The parts of one table as `stacko doctor` and `stacko calibrate` use them, on the Pi or on the twin.
+
+`PiRig` opens the real I2C bus, camera, GPIO buttons and sound card; `TwinRig` gives the same parts from
+the twin: the hardware engineer's emulated chips on an emulated bus (read by the real drivers), the twin's
+overhead renders, gpiozero's mock pins and espeak-ng writing WAV files. `without` removes parts from the
+twin so tests can check what the referee says when one is missing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from calibration.steps import Action
+from hardware.clock import Clock, RealClock
+from hardware.errors import DeviceMissing
+
+BUTTON_NAMES = ("red", "yellow", "green", "blue", "uno", "confirm")
+
+
+class Camera(Protocol):
+    def read(self) -> np.ndarray:
+        """One BGR frame."""
+
+
+class Buttons(Protocol):
+    def names(self) -> Sequence[str]: ...
+    def held(self) -> list[str]:
+        """Buttons that read as pressed right now (stuck, or someone leaning on them)."""
+    def wait_press(self, name: str, timeout_s: float) -> bool: ...
+
+
+class Speaker(Protocol):
+    def outputs(self) -> list[str]:
+        """Sound outputs found (empty: no speaker)."""
+    def say(self, text: str) -> Path | None:
+        """Speak `text`; returns the WAV file when the output is a file (the twin), else None."""
+
+
+# ---------------------------------------------------------------- shared pieces
+
+
+def button_pins() -> dict[str, int]:
+    """BCM pins of the buttons, from the hardware engineer's button config."""
+    from hardware.buttons import ButtonConfig
+
+    return dict(ButtonConfig().pins())
+
+
+class GpioButtons:
+    """gpiozero Buttons on the configured pins (real pins on the Pi, mock pins on the twin)."""
+
+    def __init__(self, pins: dict[str, int], clock: Clock, press: Callable[[str, bool], None] | None = None):
+        from gpiozero import Button
+
+        self.clock, self._press = clock, press
+        self.buttons = {name: Button(pin, pull_up=True, bounce_time=None) for name, pin in pins.items()}
+
+    def names(self) -> list[str]:
+        return list(self.buttons)
+
+    def held(self) -> list[str]:
+        return [n for n, b in self.buttons.items() if b.is_pressed]
+
+    def wait_press(self, name: str, timeout_s: float) -> bool:
+        if self._press:
+            self._press(name, True)  # the twin's person presses it ...
+        try:
+            end = self.clock.now() + timeout_s
+            while self.clock.now() < end:
+                if self.buttons[name].is_pressed:
+                    return True
+                self.clock.sleep(0.01)
+            return False
+        finally:
+            if self._press:
+                self._press(name, False)  # ... and lets go
+
+    def close(self) -> None:
+        for b in self.buttons.values():
+            b.close()
+
+
+class EspeakSpeaker:
+    """espeak-ng to the sound card (Pi) or to a WAV file (twin, `wav_dir` set)."""
+
+    def __init__(self, outputs: Callable[[], list[str]], wav_dir: Path | None = None, binary: str = "espeak-ng"):
+        self._outputs, self.wav_dir, self.binary = outputs, wav_dir, binary
+
+    def outputs(self) -> list[str]:
+        return self._outputs()
+
+    def say(self, text: str) -> Path | None:
+        exe = shutil.which(self.binary)
+        if exe is None:
+            raise DeviceMissing("speaker", "espeak-ng", "the speech program espeak-ng is not installed",
+                                "sudo apt install espeak-ng (deploy/install.sh does it)")
+        cmd = [exe, "-v", "en", "-s", "160"]
+        out = None
+        if self.wav_dir is not None:
+            out = self.wav_dir / "doctor-speaker.wav"
+            cmd += ["-w", str(out)]
+        result = subprocess.run([*cmd, text], capture_output=True, text=True, timeout=30)
+        if result.returncode != 0:
+            raise DeviceMissing("speaker", "the sound output", f"espeak-ng failed: {result.stderr.strip()[:200]}",
+                                "that the speaker is plugged in and chosen as the default output (raspi-config > audio)")
+        return out
+
+
+def alsa_outputs() -> list[str]:
+    """Playback cards as `aplay -l` lists them."""
+    if shutil.which("aplay") is None:
+        return []
+    result = subprocess.run(["aplay", "-l"], capture_output=True, text=True, timeout=10)
+    return re.findall(r"^card \d+: .*$", result.stdout, flags=re.M)
+
+
+# ---------------------------------------------------------------- the Pi
+
+
+class PiRig:
+    backend = "pi"
+
+    def __init__(self) -> None:
+        self.clock = RealClock()
+        self._bus = None
+
+    def _i2c(self):
+        if self._bus is None:
+            from hardware.i2c import open_bus
+
+            self._bus = open_bus(1)
+        return self._bus
+
+    def imu(self):
+        from hardware.chips.mpu6050 import MPU6050
+        from hardware.chips.mpu6050_regs import DEFAULT_ADDRESS
+        from hardware.i2c import I2CDevice
+
+        return MPU6050(I2CDevice(self._i2c(), DEFAULT_ADDRESS, "IMU (MPU-6050)", self.clock), self.clock)
+
+    def loadcell(self):
+        from hardware.chips.nau7802 import NAU7802
+        from hardware.chips.nau7802_regs import ADDRESS
+        from hardware.i2c import I2CDevice
+
+        return NAU7802(I2CDevice(self._i2c(), ADDRESS, "load-cell ADC (NAU7802)", self.clock), self.clock)
+
+    def camera(self) -> Camera:
+        from hardware.camera import PiCamera
+
+        cam = PiCamera()
+        return _FrameImages(cam)
+
+    def buttons(self) -> Buttons:
+        return GpioButtons(button_pins(), self.clock)
+
+    def speaker(self) -> Speaker:
+        return EspeakSpeaker(alsa_outputs)
+
+    def act(self, action: Action) -> None:
+        """On the Pi a person does it; nothing to simulate."""
+
+    def close(self) -> None:
+        if self._bus is not None:
+            self._bus.close()
+
+
+class _FrameImages:
+    """Adapts the hardware camera (`read() -> Frame`) to images."""
+
+    def __init__(self, cam):
+        self.cam = cam
+
+    def read(self) -> np.ndarray:
+        frame = self.cam.read()
+        return getattr(frame, "image", frame)
+
+
+# ---------------------------------------------------------------- the twin
+
+
+class _TwinCamera:
+    """Overhead renders of the twin's standing tower on its tray (with the four markers)."""
+
+    def __init__(self, seed: int):
+        from hardware.sim.kit import KitStudio
+        from hardware.sim.render import Look
+
+        self.studio = KitStudio(seed=seed)
+        self.look = Look.nominal()
+
+    def read(self) -> np.ndarray:
+        return self.studio.photo(self.look)
+
+    def close(self) -> None:
+        self.studio.close()
+
+
+@dataclass
+class TwinRig:
+    """The twin's table; `without` names parts that are 'not plugged in'."""
+
+    seed: int = 0
+    without: tuple[str, ...] = ()
+
+    backend = "sim"
+
+    def __post_init__(self) -> None:
+        from calibration.twin_table import TwinTable
+
+        self.table = TwinTable(self.seed, self.without)
+        self.clock = self.table.clock
+        self._tmp = tempfile.TemporaryDirectory(prefix="stacko-twin-")
+        self._camera: _TwinCamera | None = None
+
+    def imu(self):
+        from hardware.chips.mpu6050 import MPU6050
+
+        return MPU6050(self.table.imu_device(), self.clock)
+
+    def loadcell(self):
+        from hardware.chips.nau7802 import NAU7802
+
+        return NAU7802(self.table.loadcell_device(), self.clock)
+
+    def camera(self) -> Camera:
+        if not self.table.has("camera"):
+            raise DeviceMissing("camera", "the camera cable", "no camera was found",
+                                "that the ribbon cable is seated (contacts the right way round) at both ends, "
+                                "then reboot; `rpicam-hello --list-cameras` must list it")
+        if self._camera is None:
+            self._camera = _TwinCamera(self.seed)
+        return self._camera
+
+    def buttons(self) -> Buttons:
+        from gpiozero import Device
+        from gpiozero.pins.mock import MockFactory
+
+        Device.pin_factory = MockFactory()
+        pins = button_pins()
+        if not self.table.has("buttons"):
+            pins = {}
+
+        def press(name: str, down: bool) -> None:
+            pin = Device.pin_factory.pin(pins[name])
+            pin.drive_low() if down else pin.drive_high()
+
+        return GpioButtons(pins, self.clock, press)
+
+    def speaker(self) -> Speaker:
+        outputs = (lambda: []) if not self.table.has("speaker") else (lambda: ["twin: WAV file output"])
+        return EspeakSpeaker(outputs, Path(self._tmp.name))
+
+    def act(self, action: Action) -> None:
+        self.table.perform(action)
+
+    def close(self) -> None:
+        if self._camera is not None:
+            self._camera.close()
+        self._tmp.cleanup()
+
+
+def make_rig(backend: str, seed: int = 0, without: Sequence[str] = ()):
+    if backend == "pi":
+        if without:
+            raise ValueError("--without only works with --backend sim")
+        return PiRig()
+    if backend == "sim":
+        return TwinRig(seed, tuple(without))
+    raise ValueError(f"unknown backend {backend!r}: use pi or sim")
