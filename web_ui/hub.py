@@ -89,19 +89,35 @@ class TableHub:
             return self._seq > 0
 
     def subscribe(self, last_seq: int | None = None) -> Subscription:
-        """A new viewer. With `last_seq` (its browser's Last-Event-ID) it gets what it missed,
-        or, if that is no longer in the history, the latest state; without, the latest state."""
-        sub = Subscription(queue.Queue(maxsize=self._viewer_queue))
+        """A new viewer. With `last_seq` (its browser's Last-Event-ID) it gets what it missed;
+        without (or if that is no longer in the history) it gets the current round so far, so its
+        feed of announcements and fouls is complete."""
         with self._lock:
             backlog: list[dict]
             if last_seq is not None and self._history and self._history[0]["seq"] <= last_seq + 1:
                 backlog = [m for m in self._history if m["seq"] > last_seq]
             else:
-                backlog = [self._history[-1]] if self._history else []
-            for m in backlog[-self._viewer_queue:]:
+                backlog = self._current_round()
+            sub = Subscription(queue.Queue(maxsize=self._viewer_queue + len(backlog)))
+            for m in backlog:
                 sub.queue.put_nowait(m)
             self._subscribers.add(sub)
         return sub
+
+    def _current_round(self) -> list[dict]:
+        """The kept messages of the latest round (by the reports' "match"/"round" keys)."""
+        if not self._history:
+            return []
+        key = lambda m: (m["report"].get("match"), m["report"].get("round"))  # noqa: E731
+        latest = key(self._history[-1])
+        if latest == (None, None):
+            return [self._history[-1]]
+        out = []
+        for m in reversed(self._history):
+            if key(m) != latest:
+                break
+            out.append(m)
+        return out[::-1]
 
     def unsubscribe(self, sub: Subscription) -> None:
         with self._lock:

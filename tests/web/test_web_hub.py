@@ -40,6 +40,16 @@ def test_a_new_viewer_starts_from_the_latest_state():
     assert v.get(0.01) is None
 
 
+def test_a_new_viewer_gets_the_current_round_so_far():
+    hub = TableHub()
+    hub.publish({"ok": True, "turn": "Old", "match": "m1", "round": 1})
+    for n in ("Ana", "Ben"):
+        hub.publish({"ok": True, "turn": n, "match": "m1", "round": 2})
+    v = hub.subscribe()
+    assert [v.get(0.1)["report"]["turn"] for _ in range(2)] == ["Ana", "Ben"]
+    assert v.get(0.01) is None
+
+
 def test_a_viewer_too_far_behind_for_the_history_gets_the_latest_state():
     hub = TableHub(history=3)
     for i in range(10):

@@ -3,6 +3,8 @@
 const S = {lastId: null, epoch: null, seen: new Set(), players: [], table: false, csrf: null,
            frame: null, report: null, es: null};
 const $ = (id) => document.getElementById(id);
+const FOUL_WORDS = {"wrong-block": "wrong block", "action-in-draw": "action block while drawing", level: "pulled from a forbidden level",
+                    "early-level": "started a new level early", "two-hands": "two hands (Uno!)", "out-of-turn": "out of turn"};
 const COLOR_WORDS = {wild_color: "name the Wild's color", penalty_color: "name the penalty color"};
 
 function toast(text, good) {
@@ -46,7 +48,9 @@ function callView(report) {
   if (report.over) {
     text = "round over";
   } else if (report.waiting_for) {
-    text = "waiting for a color";
+    box.append(Object.assign(document.createElement("span"), {className: "swatch big-swatch swatch-wild"}),
+               Object.assign(document.createElement("span"), {className: "ask", textContent: "color?"}));
+    text = report.waiting_for === "penalty_color" ? "waiting for the penalty color" : "waiting for the Wild's color";
   } else if (call.free) {
     box.appendChild(Object.assign(document.createElement("span"), {className: "any", textContent: "any block"}));
     text = call.count > 1 ? `${call.count} blocks` : "free pull";
@@ -67,12 +71,15 @@ function callView(report) {
 function addFeed(msg) {
   const feed = $("feed");
   const report = msg.report || {};
-  const fouls = report.fouls || [];
-  for (const f of fouls) {
-    const li = Object.assign(document.createElement("li"), {className: "foul", textContent: `Foul: ${f.player} (${f.rule})`});
-    feed.prepend(li);
+  const roundKey = `${report.match || ""}/${report.round || ""}`;
+  if (roundKey !== S.roundKey) { S.roundKey = roundKey; $("fouls").replaceChildren(); }
+  for (const f of report.fouls || []) {
+    $("fouls").prepend(Object.assign(document.createElement("li"), {className: "foul", textContent: `${f.player}: ${FOUL_WORDS[f.rule] || f.rule}`}));
   }
-  for (const line of msg.say || []) feed.prepend(Object.assign(document.createElement("li"), {textContent: line}));
+  const foulWords = /foul|penalt|Uno!/i;
+  for (const line of msg.say || []) {
+    feed.prepend(Object.assign(document.createElement("li"), {textContent: line, className: foulWords.test(line) ? "foul" : ""}));
+  }
   while (feed.children.length > 40) feed.lastChild.remove();
 }
 
@@ -84,7 +91,7 @@ function fillSelect(sel, names, preferred) {
 }
 
 function onMessage(msg) {
-  if (msg.epoch !== S.epoch) { S.epoch = msg.epoch; S.seen.clear(); $("feed").replaceChildren(); }
+  if (msg.epoch !== S.epoch) { S.epoch = msg.epoch; S.seen.clear(); $("feed").replaceChildren(); $("fouls").replaceChildren(); S.roundKey = null; }
   const fresh = !msg.seq || !S.seen.has(msg.seq);
   if (msg.seq) S.seen.add(msg.seq);
   if (fresh) addFeed(msg);
@@ -94,6 +101,7 @@ function onMessage(msg) {
 function render(msg) {
   const r = msg.report || {};
   S.report = r;
+  document.body.dataset.seq = msg.seq || 0;  // which state is on screen (tests wait on it)
   if (Array.isArray(r.players)) S.players = r.players;
   $("turn").textContent = r.turn || (r.over ? "—" : "waiting");
   const seat = S.players.indexOf(r.turn);

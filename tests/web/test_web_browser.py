@@ -1,0 +1,214 @@
+"""A real headless Chromium follows a whole round on the table page, and the table's clicks reach
+the referee; after the referee is killed and restarted, the page recovers by itself."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from web_ui.app import create_app
+from web_ui.hub import TableHub
+from web_ui.replay import tower_steps
+from web_ui.server import BackgroundServer
+from web_ui.store import MatchStore
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
+PIN = "2468"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def a_round_with_a_wild() -> tuple[list[dict], list[dict]]:
+    """Events and decisions of a whole round (real engine) in which a Wild's color is named."""
+    from referee.randomplay import Mischief, random_game
+    from referee.script import ScriptRunner
+
+    for seed in range(200):
+        events = random_game(random.Random(seed), players=4, mischief=Mischief(foul=0.1, nonsense=0.0, collapse=0.01))
+        runner = ScriptRunner()
+        outputs = [runner.feed(dict(e)) for e in events]
+        if outputs[-1].get("over") and any(o.get("waiting_for") == "wild_color" for o in outputs) \
+                and any(o.get("fouls") for o in outputs) and len(events) < 120:
+            return events, outputs
+    raise AssertionError("no suitable random round found")
+
+
+def camera_frame(text: str) -> bytes:
+    """A hand-made overhead frame with a detection box drawn on it."""
+    import cv2
+    import numpy as np
+
+    img = np.full((240, 320, 3), 90, np.uint8)
+    cv2.rectangle(img, (100, 60), (220, 180), (40, 160, 40), 3)
+    cv2.putText(img, text, (104, 200), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1)
+    ok, jpeg = cv2.imencode(".jpg", img)
+    assert ok
+    return jpeg.tobytes()
+
+
+def test_the_page_follows_a_whole_round_and_the_table_can_act(browser, tmp_path):
+    events, outputs = a_round_with_a_wild()
+    players = events[0]["players"]
+    towers = tower_steps(events, outputs)
+    hub = TableHub()
+    app = create_app(hub, MatchStore(tmp_path / "log.sqlite"), PIN)
+    with BackgroundServer(app) as server:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server.url + "/")
+        page.wait_for_selector("#conn.on")
+        page.fill("#pin", PIN)
+        page.click("#unlock button")
+        page.wait_for_selector("body.is-table")
+
+        clicked = False
+        fouls_seen = 0
+        for i, (event, out) in enumerate(zip(events, outputs)):
+            if not out["ok"]:
+                continue
+            report = dict(out, tower=towers[i]["tower"], hand=towers[i]["hand"], players=players, match="m", round=1)
+            frame = camera_frame(f"step {i}") if event["event"] == "place" else None
+            seq = hub.publish(report, out["say"], frame)
+            page.wait_for_function(f"document.body.dataset.seq == '{seq}'")
+            if out["turn"]:
+                assert page.inner_text("#turn") == out["turn"]
+                assert page.inner_text("#seat") == f"seat {players.index(out['turn']) + 1} of {len(players)}"
+            assert page.locator("#tower .level").count() == len(towers[i]["tower"])
+            fouls_seen += len(out["fouls"])
+            assert page.locator("#fouls li").count() == fouls_seen
+            if out["waiting_for"] == "wild_color" and not clicked:
+                assert page.is_visible("#waiting") and page.is_visible(".color-btn[data-color=green]")
+                page.screenshot(path=str(ARTIFACTS / "page-table-wild.png"), full_page=True)
+                page.click(".color-btn[data-color=green]")
+                action = hub.next_action(timeout=5)
+                assert action is not None
+                assert (action["action"], action["color"], action["player"]) == ("wild_color", "green", out["turn"])
+                page.select_option("#uno-caller", players[0] if out["turn"] != players[0] else players[1])
+                page.select_option("#uno-offender", out["turn"])
+                page.click("#uno")
+                action = hub.next_action(timeout=5)
+                assert action is not None and action["action"] == "uno" and action["offender"] == out["turn"]
+                clicked = True
+        assert clicked
+        final = outputs[-1]
+        over = page.inner_text("#over")
+        assert (f"{final['loser']} lost" if final["loser"] else "nobody lost") in over
+        page.screenshot(path=str(ARTIFACTS / "page-table-end.png"), full_page=True)
+
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.goto(server.url + "/")
+        phone.wait_for_function(f"document.body.dataset.seq == '{hub.latest()['seq']}'")
+        assert phone.is_visible("#turn") and not phone.is_visible("#uno")  # a spectator sees no controls
+        assert phone.locator("#fouls li").count() == fouls_seen  # a late viewer gets the round so far
+        phone.screenshot(path=str(ARTIFACTS / "page-phone.png"), full_page=True)
+        phone.close()
+        page.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_serve(log: Path, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", "--log", str(log), "--port", str(port),
+                             "--host", "127.0.0.1", "--pin", PIN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert "status page" in proc.stdout.readline()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("stacko serve did not start")
+
+
+def test_the_page_recovers_after_the_referee_is_killed_and_restarted(browser, tmp_path):
+    from web_test_helpers import logged_round
+
+    log = tmp_path / "log.sqlite"
+    with MatchStore(log) as store:
+        match_id, _, _, outputs = logged_round(store, seed=3)
+    port = free_port()
+    proc = start_serve(log, port)
+    try:
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("#conn.on")
+        last = [o for o in outputs if o["ok"]][-1]
+        assert page.inner_text("#turn") == (last["turn"] or "—")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        page.wait_for_selector("#conn.off", timeout=10_000)
+        with MatchStore(log) as store:  # a new round is logged while the page waits
+            m = store.new_match(["Zed", "Yan"])
+            r = store.new_round(m)
+            from referee.tower import random_tower
+            setup = {"event": "setup", "players": ["Zed", "Yan"], "tower": random_tower(random.Random(1))}
+            from referee.script import ScriptRunner
+            store.append(m, r, setup, output=ScriptRunner().feed(dict(setup)))
+        proc = start_serve(log, port)
+        page.wait_for_selector("#conn.on", timeout=15_000)
+        page.wait_for_function("document.getElementById('turn').textContent === 'Zed'", timeout=10_000)
+        page.screenshot(path=str(ARTIFACTS / "page-after-restart.png"), full_page=True)
+        page.close()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def test_history_steps_through_a_logged_round_and_plots_a_collapse(browser, tmp_path):
+    from web_test_helpers import logged_round
+
+    store = MatchStore(tmp_path / "log.sqlite")
+    match_id, round_no, events, _ = logged_round(store, seed=3)
+    m = store.new_match(["Ana", "Ben"])
+    r = store.new_round(m)
+    store.append(m, r, {"event": "setup", "players": ["Ana", "Ben"], "tower": events[0]["tower"]})
+    store.append(m, r, {"event": "pull", "level": 2, "slot": 1})
+    t = [i / 100 for i in range(100)]
+    store.append(m, r, {"event": "collapse"}, evidence={"t_event": 0.5, "traces": {
+        "tilt_deg": {"t": t, "v": [0.1 if x < 0.5 else 8.0 for x in t], "unit": "deg"},
+        "load_g": {"t": t, "v": [1200.0 if x < 0.5 else 700.0 for x in t], "unit": "g"}}})
+    store.finish_round(m, r, None, "Ana", "collapse")
+    with BackgroundServer(create_app(TableHub(), store, PIN)) as server:
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(server.url + "/history")
+        assert page.locator("#matches tbody tr").count() == 2
+        assert page.locator("#standings tbody tr").count() == len(set(events[0]["players"]) | {"Ana", "Ben"})
+        page.click(f"a[href='/history/{m}/1']")
+        page.wait_for_selector("#tower .level")
+        assert page.locator("#tower .block:not(.empty)").count() == 45
+        page.click("#next")
+        assert page.locator("#tower .block:not(.empty)").count() == 44
+        assert page.inner_text("#hand").startswith("in hand")
+        page.click("#last")
+        assert "collapse" in page.inner_text("#step-event")
+        assert page.locator("svg.traces polyline").count() == 2
+        page.screenshot(path=str(ARTIFACTS / "page-round.png"), full_page=True)
+        page.close()
