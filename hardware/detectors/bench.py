@@ -1,0 +1,130 @@
+"""Precision, recall and latency of each detector against truth.jsonl over recorded sessions.
+
+Matching: each truth event may match one detection of its kind whose estimated time `t` is within the
+kind's window around it; a detection that matches nothing is a false alarm. Latency is when the detector
+*said* it (`evidence["detected_at"]`) minus the truth time. Touch detections that fall during a pull or
+place (a player feeling for a loose block) are counted apart, not as false alarms, and said so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from hardware.detectors.config import DetectorConfig
+from hardware.detectors.fusion import SensorDetectors
+from hardware.recorder import Session
+from referee.observations import SensorEvent
+
+TRUTH_FOR = {"lift": ("pull",), "place": ("place",), "touch": ("touch",), "knock": ("knock",), "collapse": ("collapse",)}
+WINDOW_S = {"lift": (-0.5, 0.5), "place": (-0.5, 0.5), "touch": (-0.6, 0.8), "knock": (-0.3, 0.3), "collapse": (-0.3, 1.0)}
+BENIGN_TOUCH_S = 1.5  # touches this close to a pull/place/two-hands truth event are the same hand
+
+
+def run_detectors(session: Session, cfg: DetectorConfig, chunk_s: float = 0.02) -> list[SensorEvent]:
+    """Replay a session through the detectors in chunks, as the live loop would feed them."""
+    st = session.streams()
+    det = SensorDetectors(cfg)
+    for a, b in session.speech():
+        det.speaking(a, b)
+    starts = [x[0] for x in (st.imu_t, st.load_t) if len(x)]
+    ends = [x[-1] for x in (st.imu_t, st.load_t) if len(x)]
+    if not starts:
+        return []
+    t0, t_end = min(starts), max(ends)
+    edges = np.arange(t0, t_end + chunk_s, chunk_s)
+    ii = np.searchsorted(st.imu_t, edges, side="right")
+    li = np.searchsorted(st.load_t, edges, side="right")
+    i_prev = l_prev = 0
+    for i, l in zip(ii, li):
+        det.feed(st.imu_t[i_prev:i], st.accel[i_prev:i], st.load_t[l_prev:l], st.grams[l_prev:l])
+        i_prev, l_prev = i, l
+    det.flush()
+    return det.events
+
+
+@dataclass
+class KindScore:
+    kind: str
+    truth: int = 0
+    tp: int = 0
+    fp: int = 0
+    benign: int = 0
+    latencies: list[float] = field(default_factory=list)
+    timing_errors: list[float] = field(default_factory=list)
+
+    @property
+    def fn(self) -> int:
+        return self.truth - self.tp
+
+    def as_dict(self) -> dict:
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+        r = self.tp / self.truth if self.truth else None
+        f1 = 2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)
+        lat = np.array(self.latencies) * 1000
+        err = np.abs(np.array(self.timing_errors)) * 1000
+        return {"detector": self.kind, "truth": self.truth, "tp": self.tp, "fp": self.fp, "fn": self.fn,
+                "precision": _r(p), "recall": _r(r), "f1": _r(f1),
+                "latency_ms_median": _r(float(np.median(lat)) if len(lat) else None, 1),
+                "latency_ms_p95": _r(float(np.percentile(lat, 95)) if len(lat) else None, 1),
+                "time_error_ms_median": _r(float(np.median(err)) if len(err) else None, 1),
+                **({"touch_during_pull_not_counted": self.benign} if self.kind == "touch" else {})}
+
+
+def _r(x, nd=4):
+    return None if x is None else round(x, nd)
+
+
+def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, KindScore] | None = None) -> dict[str, KindScore]:
+    scores = scores if scores is not None else {k: KindScore(k) for k in TRUTH_FOR}
+    events = sorted(events, key=lambda e: e.t)
+    hands = [float(x["t"]) for x in truth if x.get("type") in ("pull", "place", "two_hands")]
+    for kind, types in TRUTH_FOR.items():
+        sc = scores[kind]
+        wanted = sorted(float(x["t"]) for x in truth if x.get("type") in types)
+        dets = [e for e in events if e.kind.value == kind]
+        used = [False] * len(dets)
+        lo, hi = WINDOW_S[kind]
+        sc.truth += len(wanted)
+        for tt in wanted:
+            best = None
+            for j, e in enumerate(dets):
+                if not used[j] and tt + lo <= e.t <= tt + hi and (best is None or abs(e.t - tt) < abs(dets[best].t - tt)):
+                    best = j
+            if best is not None:
+                used[best] = True
+                sc.tp += 1
+                e = dets[best]
+                sc.latencies.append(float(e.evidence.get("detected_at", e.t)) - tt)
+                sc.timing_errors.append(e.t - tt)
+        for j, e in enumerate(dets):
+            if used[j]:
+                continue
+            if kind == "touch" and any(abs(e.t - h) <= BENIGN_TOUCH_S for h in hands):
+                sc.benign += 1
+            else:
+                sc.fp += 1
+    return scores
+
+
+def find_sessions(root: str | Path) -> list[Path]:
+    root = Path(root)
+    if (root / "session.json").is_file():
+        return [root]
+    return sorted(p.parent for p in root.rglob("session.json") if (p.parent / "truth.jsonl").is_file())
+
+
+def bench(sessions: list[Path], cfg: DetectorConfig) -> tuple[dict[str, KindScore], int]:
+    scores = {k: KindScore(k) for k in TRUTH_FOR}
+    seconds = 0.0
+    for folder in sessions:
+        s = Session(folder)
+        events = run_detectors(s, cfg)
+        score(events, s.truth(), scores)
+        st = s.streams()
+        if len(st.load_t):
+            seconds += float(st.load_t[-1] - st.load_t[0])
+    return scores, int(seconds)

@@ -1,0 +1,145 @@
+"""Detector thresholds, loaded and validated from JSON (never constants buried in code).
+
+Default file: calibration/defaults/detectors.json; a table's own calibration may override it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "calibration" / "defaults" / "detectors.json"
+
+
+class DetectorConfigError(ValueError):
+    """A detector calibration file that cannot be used, with what is wrong in plain words."""
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    median_window_s: float      # spike-removing median over the load samples
+    stable_window_s: float      # the load must stay within stable_band_g this long to count as settled
+    stable_band_g: float
+    block_g: float              # one block's weight
+    step_tolerance_g: float     # a settled change within block_g +- this is one lift (down) or one place (up)
+    min_step_g: float           # smaller settled changes are drift, followed slowly ...
+    drift_tau_s: float          # ... with this time constant (so a slow pull still shows as a step)
+    reanchor_s: float           # a settled level that is not one block away becomes the floor after this long
+
+@dataclass(frozen=True)
+class ImuConfig:
+    highpass_window_s: float    # accel minus its running mean over this window = vibration
+    touch_accel_g: float        # vibration above this starts an activity segment
+    impact_g: float             # vibration peak that counts as an impact (collapse evidence)
+    knock_accel_g: float        # an activity segment peaking above this, short and weightless, is a knock
+    knock_max_s: float
+    touch_load_g: float         # load deviation from the settled level that starts an activity segment
+    knock_max_load_g: float     # a knock's smoothed load deviation stays below this plus ...
+    knock_inertial_g_per_g: float  # ... this many grams per g of vibration (the tray's mass shaken); a touch presses harder
+    quiet_s: float              # an activity segment ends after this long without activity
+    min_touch_s: float          # shorter activity is noise, not a touch
+
+
+@dataclass(frozen=True)
+class CollapseConfig:
+    drop_g: float               # smoothed load below the settled level by this much ...
+    confirm_s: float            # ... for this long, after ...
+    impact_lookback_s: float    # ... an impact no earlier than this before the drop began
+    require_impact: bool
+    imu_stale_s: float          # without IMU data for this long the impact is not required (IMU lost)
+    rearm_stable_s: float       # after a collapse, the load must be settled this long before arming again
+
+
+@dataclass(frozen=True)
+class SpeechConfig:
+    holdoff_margin_s: float     # touches/knocks are ignored while speaking and this long after
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    load: LoadConfig
+    imu: ImuConfig
+    collapse: CollapseConfig
+    speech: SpeechConfig
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_SECTIONS = {"load": LoadConfig, "imu": ImuConfig, "collapse": CollapseConfig, "speech": SpeechConfig}
+
+
+def detector_config_from_dict(data: Any, origin: str = "detector settings") -> DetectorConfig:
+    if not isinstance(data, dict):
+        raise DetectorConfigError(f"{origin}: expected a JSON object with sections {sorted(_SECTIONS)}")
+    unknown = set(data) - set(_SECTIONS) - {"comment", "version"}
+    if unknown:
+        raise DetectorConfigError(f"{origin}: unknown section(s) {sorted(unknown)}; expected {sorted(_SECTIONS)}")
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        sec = data.get(name)
+        if not isinstance(sec, dict):
+            raise DetectorConfigError(f"{origin}: section '{name}' is missing or not an object")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        extra = set(sec) - set(fields) - {"comment"}
+        if extra:
+            raise DetectorConfigError(f"{origin}: '{name}' has unknown setting(s) {sorted(extra)}")
+        missing = set(fields) - set(sec)
+        if missing:
+            raise DetectorConfigError(f"{origin}: '{name}' is missing setting(s) {sorted(missing)}")
+        values = {}
+        for key, f in fields.items():
+            v = sec[key]
+            if f.type in ("bool", bool):
+                if not isinstance(v, bool):
+                    raise DetectorConfigError(f"{origin}: {name}.{key} must be true or false, not {v!r}")
+            else:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                    raise DetectorConfigError(f"{origin}: {name}.{key} must be a number, not {v!r}")
+                if v < 0:
+                    raise DetectorConfigError(f"{origin}: {name}.{key} must not be negative ({v})")
+                v = float(v)
+            values[key] = v
+        sections[name] = cls(**values)
+    cfg = DetectorConfig(**sections)
+    _check_consistency(cfg, origin)
+    return cfg
+
+
+def _check_consistency(cfg: DetectorConfig, origin: str) -> None:
+    l, i, c = cfg.load, cfg.imu, cfg.collapse
+    problems = []
+    if l.block_g <= 0:
+        problems.append("load.block_g must be positive")
+    if l.step_tolerance_g >= l.block_g / 2 + l.block_g:
+        problems.append("load.step_tolerance_g is so wide that one block and two blocks overlap")
+    if l.min_step_g > l.block_g - l.step_tolerance_g:
+        problems.append("load.min_step_g is larger than the smallest one-block step")
+    if c.drop_g <= l.block_g + l.step_tolerance_g:
+        problems.append("collapse.drop_g must be well above one block's weight, or every pull is a collapse")
+    if i.impact_g < i.touch_accel_g:
+        problems.append("imu.impact_g must be at least imu.touch_accel_g")
+    for name, v in (("load.median_window_s", l.median_window_s), ("load.stable_window_s", l.stable_window_s),
+                    ("imu.highpass_window_s", i.highpass_window_s), ("imu.quiet_s", i.quiet_s)):
+        if v <= 0:
+            problems.append(f"{name} must be positive")
+    if problems:
+        raise DetectorConfigError(f"{origin}: " + "; ".join(problems))
+
+
+def load_detector_config(path: str | Path | None = None) -> DetectorConfig:
+    p = Path(path) if path else DEFAULT_PATH
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DetectorConfigError(f"detector settings file {p} does not exist") from None
+    except OSError as exc:
+        raise DetectorConfigError(f"detector settings file {p} cannot be read: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DetectorConfigError(f"{p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return detector_config_from_dict(data, str(p))

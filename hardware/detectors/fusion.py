@@ -1,0 +1,181 @@
+"""IMU + load cell -> lift, place, touch, knock, collapse (`referee.observations.SensorEvent`).
+
+- lift / place: a settled load step of about one block (load.py).
+- collapse: the filtered load falls `drop_g` below the settled level and stays there `confirm_s`, with an
+  impact on the accelerometer since shortly before the drop began. A tower does not free-fall, so there is
+  no free-fall test; a clumsy pull shakes the tray as hard as a collapse but loses one block (< 25 g), and
+  blocks leaving the tray lose 180-440 g, so the load decides and the impact confirms.
+- knock: short, sharp vibration with no weight change and the load barely moving (the table, not the tower).
+- touch: vibration or a pressing hand, with no lasting weight change.
+While the referee's speaker talks (and `holdoff_margin_s` after), touches and knocks are not reported;
+collapses still are (their evidence is the load).
+
+Feed both streams up to the same time; load samples newer than the IMU data wait for it, unless the IMU
+has gone quiet for `imu_stale_s` (lost chip), in which case the load alone decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hardware.detectors.config import DetectorConfig
+from hardware.detectors.imu import Vibration, VibrationBuffer
+from hardware.detectors.load import LoadTracker
+from referee.observations import SensorEvent, SensorEventKind as K
+
+
+@dataclass
+class _Segment:
+    start: float
+    last_active: float
+    peak_vib: float = 0.0
+    max_load_dev: float = 0.0
+    held_off: bool = False
+    steps: int = 0
+
+
+@dataclass
+class SensorDetectors:
+    cfg: DetectorConfig
+    events: list[SensorEvent] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._vib = Vibration(self.cfg.imu.highpass_window_s)
+        self._buf = VibrationBuffer(keep_s=max(5.0, 2 * self.cfg.collapse.impact_lookback_s))
+        self._load = LoadTracker(self.cfg.load)
+        self._pending: list[tuple[float, float]] = []
+        self._speech: list[tuple[float, float]] = []
+        self._seg: _Segment | None = None
+        self._below_since: float | None = None
+        self._armed = True
+        self._settled_since: float | None = None
+        self._prev_load_t: float | None = None
+        self._last_step_t = -np.inf
+
+    # --- inputs ------------------------------------------------------------------------------
+    def speaking(self, t0: float, t1: float) -> None:
+        """The referee's speaker talks from t0 to t1 (hold-off for touch/knock)."""
+        self._speech.append((t0, t1 + self.cfg.speech.holdoff_margin_s))
+
+    def held_off(self, t0: float, t1: float | None = None) -> bool:
+        t1 = t0 if t1 is None else t1
+        return any(a <= t1 and t0 <= b for a, b in self._speech)
+
+    def feed(self, imu_t=None, accel=None, load_t=None, grams=None) -> list[SensorEvent]:
+        """New samples of either stream (numpy arrays); returns the events they complete."""
+        out: list[SensorEvent] = []
+        if imu_t is not None and len(imu_t):
+            self._buf.append(np.asarray(imu_t, float), self._vib.process(imu_t, accel))
+        if load_t is not None and len(load_t):
+            self._pending.extend(zip(np.asarray(load_t, float).tolist(), np.asarray(grams, float).tolist()))
+        latest_imu = self._buf.latest
+        keep = []
+        for t, g in self._pending:
+            imu_ok = latest_imu is not None and t <= latest_imu
+            imu_lost = latest_imu is None or (self._pending[-1][0] - latest_imu) > self.cfg.collapse.imu_stale_s
+            if imu_ok or imu_lost:
+                out += self._on_load(t, g, imu_lost and not imu_ok)
+            else:
+                keep.append((t, g))
+        self._pending = keep
+        self.events += out
+        return out
+
+    def flush(self) -> list[SensorEvent]:
+        """End of stream: close an open activity segment."""
+        out: list[SensorEvent] = []
+        for t, g in self._pending:
+            out += self._on_load(t, g, True)
+        self._pending = []
+        if self._seg is not None:
+            out += self._close_segment(self._seg, self._seg.last_active + self.cfg.imu.quiet_s)
+            self._seg = None
+        self.events += out
+        return out
+
+    # --- per load sample ---------------------------------------------------------------------
+    def _on_load(self, t: float, g: float, imu_lost: bool) -> list[SensorEvent]:
+        cfg = self.cfg
+        out: list[SensorEvent] = []
+        t_prev = self._prev_load_t if self._prev_load_t is not None else t - 0.01
+        self._prev_load_t = t
+        ref_before = self._load.reference
+        step = self._load.update(t, g)
+        s = self._load.smoothed
+
+        # collapse: a lasting drop below the settled level, confirmed by an impact
+        if ref_before is not None and s is not None and s < ref_before - cfg.collapse.drop_g:
+            if self._below_since is None:
+                self._below_since = t
+            if self._armed and t - self._below_since >= cfg.collapse.confirm_s:
+                ev = self._collapse(t, ref_before - s, imu_lost)
+                if ev is not None:
+                    out.append(ev)
+        else:
+            self._below_since = None
+        if not self._armed:
+            if self._load.settled:
+                self._settled_since = self._settled_since if self._settled_since is not None else t
+                if t - self._settled_since >= cfg.collapse.rearm_stable_s:
+                    self._armed = True
+                    self._load.force_reference(self._load.smoothed)
+            else:
+                self._settled_since = None
+
+        if step is not None and self._armed and step.kind in ("lift", "place"):
+            kind = K.LIFT if step.kind == "lift" else K.PLACE
+            out.append(SensorEvent(kind, step.t, 1.0, {"delta_g": round(step.delta_g, 2), "detected_at": step.detected_at}))
+            self._last_step_t = step.t
+            if self._seg is not None:
+                self._seg.steps += 1
+
+        # activity segments -> touch / knock
+        vib = self._buf.peak(t_prev, t)
+        ref = self._load.reference
+        load_dev = abs(s - ref) if (ref is not None and s is not None) else 0.0
+        active = vib >= cfg.imu.touch_accel_g or load_dev >= cfg.imu.touch_load_g
+        if active:
+            if self._seg is None:
+                first = self._buf.first_above(t_prev, t, cfg.imu.touch_accel_g)
+                self._seg = _Segment(start=first if first is not None else t, last_active=t)
+            seg = self._seg
+            seg.last_active = t
+            seg.peak_vib = max(seg.peak_vib, vib)
+            seg.max_load_dev = max(seg.max_load_dev, load_dev)
+            seg.held_off = seg.held_off or self.held_off(t_prev, t)
+        elif self._seg is not None and t - self._seg.last_active >= cfg.imu.quiet_s and self._load.settled:
+            out += self._close_segment(self._seg, t)
+            self._seg = None
+        return out
+
+    def _collapse(self, t: float, drop: float, imu_lost: bool) -> SensorEvent | None:
+        c = self.cfg.collapse
+        below = self._below_since if self._below_since is not None else t
+        impact_t = self._buf.first_above(below - c.impact_lookback_s, t, self.cfg.imu.impact_g)
+        if impact_t is None and c.require_impact and not imu_lost:
+            return None
+        self._armed = False
+        self._settled_since = None
+        peak = self._buf.peak(below - c.impact_lookback_s, t)
+        if self._seg is not None:
+            self._seg.steps += 1
+        return SensorEvent(K.COLLAPSE, impact_t if impact_t is not None else below, 1.0 if impact_t is not None else 0.7,
+                           {"drop_g": round(drop, 1), "impact_g": round(peak, 3), "detected_at": t,
+                            "imu": 0.0 if imu_lost else 1.0})
+
+    def _close_segment(self, seg: _Segment, now: float) -> list[SensorEvent]:
+        c = self.cfg.imu
+        if seg.steps or seg.held_off or not self._armed:
+            return []
+        if seg.last_active - self._last_step_t < c.quiet_s and seg.start - self._last_step_t < 2 * c.quiet_s:
+            return []  # the tail of a lift/place
+        duration = seg.last_active - seg.start
+        evidence = {"peak_g": round(seg.peak_vib, 3), "load_dev_g": round(seg.max_load_dev, 1),
+                    "duration_s": round(duration, 3), "detected_at": now}
+        if seg.peak_vib >= c.knock_accel_g and duration <= c.knock_max_s and seg.max_load_dev <= c.knock_max_load_g + c.knock_inertial_g_per_g * seg.peak_vib:
+            return [SensorEvent(K.KNOCK, seg.start, 1.0, evidence)]
+        if duration >= c.min_touch_s:
+            return [SensorEvent(K.TOUCH, seg.start, 1.0, evidence)]
+        return []

@@ -1,0 +1,99 @@
+"""The load cell's settled level and its steps: a block lifted (-17 g), a block placed (+17 g).
+
+Samples are median-filtered (a knock rings the load cell for a few tens of milliseconds); the level is
+*settled* when the filtered value stays inside a narrow band for `stable_window_s`. Lifts and places
+alternate (a player holds one block at a time), so the tracker keeps a *floor*: the tray's settled level
+with no block in hand, or with one block in hand. From the floor, a settled level about one block lower
+is a lift (then the floor follows it); while a block is in hand, a settled level about one block higher is
+a place. A hand pressing on the tower only adds weight and is ignored; small changes are drift, followed
+slowly; a level that stays elsewhere for `reanchor_s` becomes the new floor silently (blocks settling,
+a missed event). The step's time is when the filtered signal crossed half-way, found by looking back,
+so it does not depend on how long settling took.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from statistics import median
+
+from hardware.detectors.config import LoadConfig
+
+
+@dataclass(frozen=True)
+class LoadStep:
+    kind: str          # "lift", "place" or "reanchor"
+    delta_g: float
+    t: float           # when the change happened (half-way crossing)
+    detected_at: float
+    level_g: float
+
+
+class LoadTracker:
+    def __init__(self, cfg: LoadConfig, history_s: float = 5.0):
+        self.cfg = cfg
+        self._raw: deque[tuple[float, float]] = deque()
+        self._win: deque[tuple[float, float]] = deque()
+        self._hist: deque[tuple[float, float]] = deque()
+        self.history_s = history_s
+        self.smoothed: float | None = None
+        self.reference: float | None = None   # the floor
+        self.holding = False                  # a block is in hand
+        self.settled = False
+        self.level: float | None = None       # the current settled level, if settled
+        self._last_t: float | None = None
+        self._elsewhere: tuple[float, float] | None = None  # (since, level) of an unmatched settled level
+
+    def update(self, t: float, grams: float) -> LoadStep | None:
+        c = self.cfg
+        dt = 0.0 if self._last_t is None else max(0.0, t - self._last_t)
+        self._last_t = t
+        self._raw.append((t, grams))
+        while self._raw and self._raw[0][0] <= t - c.median_window_s:
+            self._raw.popleft()
+        s = median(v for _, v in self._raw)
+        self.smoothed = s
+        self._win.append((t, s))
+        self._hist.append((t, s))
+        while self._win and self._win[0][0] < t - c.stable_window_s:
+            self._win.popleft()
+        while self._hist and self._hist[0][0] < t - self.history_s:
+            self._hist.popleft()
+        span = t - self._win[0][0]
+        values = [v for _, v in self._win]
+        self.settled = span >= 0.9 * c.stable_window_s and max(values) - min(values) <= c.stable_band_g
+        if not self.settled:
+            self.level = None
+            return None
+        level = self.level = sum(values) / len(values)
+        if self.reference is None:
+            self.reference = level
+            return None
+        d = level - self.reference
+        if abs(d) < c.min_step_g:
+            self.reference += d * min(1.0, dt / c.drift_tau_s) if c.drift_tau_s > 0 else d
+            self._elsewhere = None
+            return None
+        one_block = abs(abs(d) - c.block_g) <= c.step_tolerance_g
+        if one_block and (d < 0) != self.holding:
+            old = self.reference
+            self.reference, self.holding, self._elsewhere = level, d < 0, None
+            return LoadStep("lift" if d < 0 else "place", d, self.crossing_time(old, level, t), t, level)
+        if self._elsewhere is None or abs(level - self._elsewhere[1]) > c.stable_band_g:
+            self._elsewhere = (t, level)
+        elif t - self._elsewhere[0] >= c.reanchor_s:
+            old = self.reference
+            self.reference, self._elsewhere = level, None
+            return LoadStep("reanchor", level - old, t, t, level)
+        return None
+
+    def crossing_time(self, old: float, new: float, now: float) -> float:
+        """The last time the filtered signal was on the old side of half-way."""
+        mid = (old + new) / 2
+        for tt, v in reversed(self._hist):
+            if (v > mid) if new < old else (v < mid):
+                return tt
+        return self._hist[0][0] if self._hist else now
+
+    def force_reference(self, level: float | None, holding: bool = False) -> None:
+        self.reference, self.holding, self._elsewhere = level, holding, None

@@ -1,0 +1,120 @@
+"""Detectors on the synthetic fixture signals (noisy), and the detector settings file's validation."""
+
+import json
+
+import numpy as np
+import pytest
+
+from hardware.detectors import DetectorConfigError, SensorDetectors, load_detector_config
+from hardware.detectors.bench import run_detectors, score
+from hardware.detectors.config import detector_config_from_dict, DEFAULT_PATH
+from hardware.recorder import Session
+from referee.observations import SensorEventKind as K
+from hw_synthetic import Script, make_session
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_detector_config()
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory):
+    root = tmp_path_factory.mktemp("syn")
+    return [Session(make_session(root / f"s{seed}", seed=seed)) for seed in range(3)]
+
+
+def test_pulls_places_and_collapses_are_found_in_noisy_signals(cfg, sessions):
+    scores = None
+    for s in sessions:
+        scores = score(run_detectors(s, cfg), s.truth(), scores)
+    res = {k: v.as_dict() for k, v in scores.items()}
+    assert res["lift"]["recall"] >= 0.95 and res["lift"]["precision"] >= 0.95
+    assert res["place"]["recall"] >= 0.95 and res["place"]["precision"] >= 0.95
+    assert res["collapse"]["recall"] == 1.0 and res["collapse"]["fp"] == 0
+    assert res["knock"]["recall"] >= 0.8
+    assert res["touch"]["recall"] >= 0.6
+
+
+def _feed_all(det, s):
+    gyro = s.finish()
+    det.feed(s.ti, s.acc, s.tl, s.load)
+    det.flush()
+    return [e.kind for e in det.events]
+
+
+def test_a_clumsy_pull_shaking_the_tray_is_not_a_collapse(cfg):
+    s = Script(8.0, seed=5)
+    s.pull(1.0, clumsy=True)
+    s.ring(1.9, 2.5, 30, 0.06)  # a very hard jolt on top
+    kinds = _feed_all(SensorDetectors(cfg), s)
+    assert K.COLLAPSE not in kinds and K.LIFT in kinds and K.PLACE in kinds
+
+
+def test_a_hard_table_knock_is_a_knock_not_a_collapse(cfg):
+    s = Script(4.0, seed=6)
+    s.knock(1.0)
+    s.ring(1.0, 3.0, 40, 0.03)
+    kinds = _feed_all(SensorDetectors(cfg), s)
+    assert kinds == [K.KNOCK]
+
+
+def test_speech_shaking_the_table_reports_nothing(cfg):
+    s = Script(6.0, seed=7)
+    s.speak(1.0, 3.0)
+    s.wobble(2.0, 0.5, 0.05)  # the table buzzing hard
+    det = SensorDetectors(cfg)
+    det.speaking(1.0, 4.0)
+    assert _feed_all(det, s) == []
+
+
+def test_a_collapse_while_speaking_is_still_reported(cfg):
+    s = Script(6.0, seed=8)
+    s.speak(1.0, 3.0)
+    s.collapse(2.0)
+    det = SensorDetectors(cfg)
+    det.speaking(1.0, 4.0)
+    assert _feed_all(det, s) == [K.COLLAPSE]
+    ev = det.events[0]
+    assert abs(ev.t - 2.0) < 0.05 and ev.evidence["detected_at"] - 2.0 < 0.25
+
+
+def test_a_lost_imu_still_lets_the_load_cell_report_a_collapse(cfg):
+    s = Script(5.0, seed=9)
+    s.collapse(2.0)
+    s.finish()
+    det = SensorDetectors(cfg)
+    det.feed(s.ti[:1000], s.acc[:1000], None, None)  # the IMU dies after one second
+    det.feed(None, None, s.tl, s.load)
+    det.flush()
+    assert [e.kind for e in det.events] == [K.COLLAPSE] and det.events[0].evidence["imu"] == 0.0
+
+
+def test_results_do_not_depend_on_how_the_stream_is_chunked(cfg, sessions):
+    s = sessions[0]
+    a = [(e.kind, round(e.t, 3)) for e in run_detectors(s, cfg, chunk_s=0.02)]
+    b = [(e.kind, round(e.t, 3)) for e in run_detectors(s, cfg, chunk_s=0.13)]
+    assert a == b
+
+
+def test_default_settings_load_and_bad_files_say_what_is_wrong(tmp_path):
+    data = json.loads(DEFAULT_PATH.read_text())
+    detector_config_from_dict(data)
+    bad = tmp_path / "d.json"
+    bad.write_text("{not json")
+    with pytest.raises(DetectorConfigError, match="not valid JSON"):
+        load_detector_config(bad)
+    with pytest.raises(DetectorConfigError, match="does not exist"):
+        load_detector_config(tmp_path / "missing.json")
+    d = json.loads(json.dumps(data))
+    d["collapse"]["drop_g"] = 10
+    with pytest.raises(DetectorConfigError, match="drop_g"):
+        detector_config_from_dict(d)
+    d = json.loads(json.dumps(data))
+    d["load"]["block_g"] = "heavy"
+    with pytest.raises(DetectorConfigError, match="block_g must be a number"):
+        detector_config_from_dict(d)
+    d = json.loads(json.dumps(data))
+    del d["imu"]["impact_g"]
+    with pytest.raises(DetectorConfigError, match="missing setting"):
+        detector_config_from_dict(d)
