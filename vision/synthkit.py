@@ -1,0 +1,401 @@
+"""An independent synthetic kit renderer: OpenCV projection of boxes, markers and hands.
+
+The twin renders kits with MuJoCo; the hidden acceptance kit comes from yet another renderer.
+Calibrating on one renderer and testing on the other keeps the pipeline honest. Everything here
+is drawn with a pinhole camera (vision.geometry) and painter's-order polygons.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.blocks import Block, Kind, all_block_types
+from vision.geometry import Camera, intrinsics, look_at
+from vision.kit import Tray
+
+ARUCO = cv2.aruco.DICT_4X4_50
+
+BLOCK_RGB = {"red": (205, 35, 35), "yellow": (240, 200, 25), "green": (30, 150, 65), "blue": (30, 85, 200)}
+WILD_RGB = (28, 28, 30)
+SKIN_RGB = [(255, 219, 172), (241, 194, 125), (224, 172, 105), (198, 134, 66), (160, 100, 50),
+            (141, 85, 36), (110, 70, 40), (92, 58, 30), (70, 45, 28)]
+
+
+def default_tray(size_mm: float = 280.0, marker_mm: float = 34.0, inset_mm: float = 8.0,
+                 block_mm: tuple[float, float, float] = (75.0, 25.0, 15.0)) -> Tray:
+    """A square tray with markers 0..3 in its corners (0 south-west, counter-clockwise), y north."""
+    s, m, i = size_mm, marker_mm, inset_mm
+    origins = {0: (i, i), 1: (s - i - m, i), 2: (s - i - m, s - i - m), 3: (i, s - i - m)}
+    markers = {}
+    for mid, (x0, y0) in origins.items():
+        # printed top-left, top-right, bottom-right, bottom-left, with the sheet's top to the north (+y)
+        markers[mid] = np.array([[x0, y0 + m], [x0 + m, y0 + m], [x0 + m, y0], [x0, y0]], dtype=np.float64)
+    return Tray("DICT_4X4_50", markers, (s / 2.0, s / 2.0), block_mm)
+
+
+def tray_sheet(tray: Tray, px_per_mm: float, surface_rgb=(255, 255, 255), margin_mm: float = 8.0) -> tuple[np.ndarray, float, float]:
+    """The tray sheet as an RGB image with y north up; returns (image, x0_mm, y_top_mm) of pixel (0,0)."""
+    x0, y0, x1, y1 = tray.extent()
+    x0, y0, x1, y1 = min(x0, 0) , min(y0, 0), x1 + margin_mm, y1 + margin_mm
+    x0 = min(x0, tray.tower_center[0] * 2 - x1)
+    w = int(round((x1 - x0) * px_per_mm))
+    h = int(round((y1 - y0) * px_per_mm))
+    img = np.empty((h, w, 3), np.uint8)
+    img[:] = surface_rgb
+    dictionary = cv2.aruco.getPredefinedDictionary(ARUCO)
+    for mid, c in tray.markers.items():
+        side = float(np.linalg.norm(c[1] - c[0]))
+        n = max(8, int(round(side * px_per_mm)))
+        mk = cv2.aruco.generateImageMarker(dictionary, int(mid), n, borderBits=1)
+        src = np.float32([[0, 0], [n - 1, 0], [n - 1, n - 1], [0, n - 1]])
+        dst = np.float32([[(p[0] - x0) * px_per_mm, (y1 - p[1]) * px_per_mm] for p in c])
+        M = cv2.getPerspectiveTransform(src, dst)
+        warped = cv2.warpPerspective(mk, M, (w, h), flags=cv2.INTER_NEAREST, borderValue=255)
+        mask = cv2.warpPerspective(np.full_like(mk, 255), M, (w, h), flags=cv2.INTER_NEAREST)
+        img[mask > 0] = warped[mask > 0, None]
+    return img, x0, y1
+
+
+def glyph_texture(block: Block, px_per_mm: float, size_mm=(75.0, 25.0), rng: np.random.Generator | None = None) -> np.ndarray:
+    """The top face of a block: its color with the glyph drawn in the middle (RGB)."""
+    w, h = int(size_mm[0] * px_per_mm), int(size_mm[1] * px_per_mm)
+    rgb = WILD_RGB if block.kind is Kind.WILD else BLOCK_RGB[block.color.value]
+    if rng is not None:
+        rgb = tuple(int(np.clip(c + rng.normal(0, 8), 0, 255)) for c in rgb)
+    img = np.empty((h, w, 3), np.uint8)
+    img[:] = rgb
+    cx, cy = w // 2, h // 2
+    u = h / 25.0  # px per mm
+    white = (245, 245, 240)
+    cv2.ellipse(img, (cx, cy), (int(16 * u), int(10 * u)), -25, 0, 360, white, -1, cv2.LINE_AA)
+    ink = rgb if block.kind is not Kind.WILD else (20, 20, 20)
+    th = max(1, int(1.8 * u))
+    if block.kind is Kind.NUMBER:
+        text = str(block.number)
+        scale = 0.62 * u / 1.0 * 0.5
+        (tw, tht), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, scale, th)
+        cv2.putText(img, text, (cx - tw // 2, cy + tht // 2), cv2.FONT_HERSHEY_DUPLEX, scale, ink, th, cv2.LINE_AA)
+    elif block.kind is Kind.DRAW2:
+        for dx, dy in ((-3, 2), (3, -2)):
+            p0 = (int(cx + (dx - 3) * u), int(cy + (dy - 4.5) * u))
+            p1 = (int(cx + (dx + 3) * u), int(cy + (dy + 4.5) * u))
+            cv2.rectangle(img, p0, p1, ink, -1, cv2.LINE_AA)
+            cv2.rectangle(img, p0, p1, white, max(1, int(0.6 * u)), cv2.LINE_AA)
+    elif block.kind is Kind.REVERSE:
+        for sgn in (-1, 1):
+            a = (int(cx + sgn * 6 * u), int(cy - sgn * 4 * u))
+            b = (int(cx - sgn * 6 * u), int(cy + sgn * 4 * u))
+            cv2.arrowedLine(img, b, a, ink, th, cv2.LINE_AA, tipLength=0.45)
+    elif block.kind is Kind.SKIP:
+        r = int(6.5 * u)
+        cv2.circle(img, (cx, cy), r, ink, th, cv2.LINE_AA)
+        d = int(r * 0.7)
+        cv2.line(img, (cx - d, cy + d), (cx + d, cy - d), ink, th, cv2.LINE_AA)
+    else:  # wild: four colored quadrants in the oval
+        cols = [BLOCK_RGB["red"], BLOCK_RGB["blue"], BLOCK_RGB["yellow"], BLOCK_RGB["green"]]
+        for k, col in enumerate(cols):
+            cv2.ellipse(img, (cx, cy), (int(12 * u), int(7.5 * u)), -25, 90 * k, 90 * (k + 1), col, -1, cv2.LINE_AA)
+    # small corner glyphs like the cards
+    return img
+
+
+@dataclass
+class Face:
+    pts3d: np.ndarray  # (4,3)
+    rgb: tuple[int, int, int]
+    texture: np.ndarray | None = None  # for top faces: texture whose corners map to pts3d order
+    box_center: np.ndarray | None = None
+
+
+def box_faces(center, size, yaw_deg, rgb, light_dir, top_texture=None) -> list[Face]:
+    """The five visible-candidate faces (no bottom) of a box, shaded by a directional light."""
+    cx, cy, cz = center
+    L, W, Hh = size
+    a = math.radians(yaw_deg)
+    ux = np.array([math.cos(a), math.sin(a), 0.0])
+    uy = np.array([-math.sin(a), math.cos(a), 0.0])
+    c = np.array([cx, cy, cz])
+
+    def corner(sx, sy, sz):
+        return c + sx * ux * L / 2 + sy * uy * W / 2 + np.array([0, 0, sz * Hh / 2])
+
+    faces = []
+    top = np.array([corner(-1, 1, 1), corner(1, 1, 1), corner(1, -1, 1), corner(-1, -1, 1)])
+    faces.append(Face(top, _shade(rgb, np.array([0, 0, 1.0]), light_dir), top_texture, c))
+    sides = [((-1, -1), (1, -1), -uy), ((1, -1), (1, 1), ux), ((1, 1), (-1, 1), uy), ((-1, 1), (-1, -1), -ux)]
+    for (a0, a1, normal) in sides:
+        p = np.array([corner(a0[0], a0[1], 1), corner(a1[0], a1[1], 1), corner(a1[0], a1[1], -1), corner(a0[0], a0[1], -1)])
+        faces.append(Face(p, _shade(rgb, normal, light_dir), None, c))
+    return faces
+
+
+def _shade(rgb, normal, light_dir) -> tuple[int, int, int]:
+    k = 0.45 + 0.55 * max(0.0, float(np.dot(normal, light_dir)))
+    return tuple(int(np.clip(v * k, 0, 255)) for v in rgb)
+
+
+def draw_faces(img: np.ndarray, cam: Camera, faces: list[Face]) -> None:
+    """Painter's algorithm: back-facing faces dropped, far faces first."""
+    eye = cam.center
+    items = []
+    for f in faces:
+        ctr = f.pts3d.mean(axis=0)
+        # visibility: outward normal must face the camera
+        outward = _outward_normal(f)
+        if np.dot(outward, eye - ctr) <= 0:
+            continue
+        items.append((np.linalg.norm(eye - ctr), f))
+    items.sort(key=lambda t: -t[0])
+    h, w = img.shape[:2]
+    for _, f in items:
+        uv = cam.project(f.pts3d).astype(np.float32)
+        if f.texture is not None:
+            th, tw = f.texture.shape[:2]
+            src = np.float32([[0, 0], [tw - 1, 0], [tw - 1, th - 1], [0, th - 1]])
+            M = cv2.getPerspectiveTransform(src, uv)
+            x0, y0 = np.floor(uv.min(axis=0)).astype(int)
+            x1, y1 = np.ceil(uv.max(axis=0)).astype(int) + 1
+            x0, y0 = max(x0, 0), max(y0, 0)
+            x1, y1 = min(x1, w), min(y1, h)
+            if x1 <= x0 or y1 <= y0:
+                continue
+            T = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], dtype=np.float64) @ M
+            tex = cv2.warpPerspective(f.texture, T, (x1 - x0, y1 - y0), flags=cv2.INTER_AREA)
+            mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            cv2.fillConvexPoly(mask, np.round((uv - [x0, y0]) * 16).astype(np.int32), 255, cv2.LINE_AA, 4)
+            roi = img[y0:y1, x0:x1].astype(np.float32)
+            a = (mask.astype(np.float32) / 255.0)[..., None]
+            img[y0:y1, x0:x1] = np.clip(roi * (1 - a) + tex.astype(np.float32) * a, 0, 255).astype(np.uint8)
+        else:
+            cv2.fillConvexPoly(img, np.round(uv * 16).astype(np.int32), f.rgb, cv2.LINE_AA, 4)
+
+
+def _outward_normal(f: Face) -> np.ndarray:
+    p = f.pts3d
+    n = np.cross(p[1] - p[0], p[3] - p[0])
+    n /= np.linalg.norm(n) + 1e-12
+    return n if np.dot(n, p.mean(axis=0) - f.box_center) > 0 else -n
+
+
+@dataclass(frozen=True)
+class SynthOptions:
+    width: int = 640
+    height: int = 480
+    f_range: tuple[float, float] = (560.0, 680.0)
+    cam_height_range: tuple[float, float] = (470.0, 600.0)
+    tilt_deg: float = 10.0
+    levels_range: tuple[int, int] = (3, 18)
+    hand_probs: tuple[float, float, float] = (0.45, 0.3, 0.25)  # 0, 1, 2 hands
+    light_range: tuple[float, float] = (0.6, 1.25)
+    blur_max: float = 1.4
+    noise_max: float = 7.0
+    skin_tones: tuple[int, ...] = tuple(range(len(SKIN_RGB)))
+    hide_marker_prob: float = 0.15
+
+
+def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal: float | None = None) -> tuple[np.ndarray, dict]:
+    """One RGB image and its label (orientation, slots, hands) plus ground-truth extras."""
+    W, H = opt.width, opt.height
+    types = all_block_types()
+    L, Wb, Hb = tray.block_mm
+    tcx, tcy = tray.tower_center
+    f = focal if focal is not None else rng.uniform(*opt.f_range)
+    K = intrinsics(f, W, H)
+    # camera pose: above the tower, a little tilted, any roll; all markers must be in view
+    x0, y0, x1, y1 = tray.extent()
+    for _ in range(200):
+        zc = rng.uniform(*opt.cam_height_range)
+        tilt = math.radians(rng.uniform(0, opt.tilt_deg))
+        az = rng.uniform(0, 2 * math.pi)
+        target = np.array([tcx + rng.normal(0, 10), tcy + rng.normal(0, 10), 0.0])
+        eye = target + np.array([math.sin(tilt) * math.cos(az) * zc, math.sin(tilt) * math.sin(az) * zc, math.cos(tilt) * zc])
+        roll = rng.choice([0, 90, 180, 270]) + rng.uniform(-15, 15)
+        cam = look_at(K, eye, target, roll)
+        corners = np.concatenate([np.column_stack([c, np.zeros(4)]) for c in tray.markers.values()])
+        uv = cam.project(corners)
+        if uv[:, 0].min() > 6 and uv[:, 1].min() > 6 and uv[:, 0].max() < W - 6 and uv[:, 1].max() < H - 6:
+            break
+    light = np.array([rng.normal(0, 0.5), rng.normal(0, 0.5), 1.0])
+    light /= np.linalg.norm(light)
+
+    # background table and tray surface
+    table = np.array([rng.uniform(60, 140), rng.uniform(45, 110), rng.uniform(30, 90)])
+    img = np.empty((H, W, 3), np.uint8)
+    img[:] = table.astype(np.uint8)
+    img = np.clip(img.astype(np.int16) + rng.normal(0, 6, img.shape).astype(np.int16), 0, 255).astype(np.uint8)
+    surface = tuple(int(v) for v in rng.uniform([200, 195, 185], [245, 240, 235]))
+    ppm = 3.0
+    sheet, sx0, sytop = tray_sheet(tray, ppm, surface)
+    sheet = np.clip(sheet.astype(np.int16) + rng.normal(0, 3, sheet.shape).astype(np.int16), 0, 255).astype(np.uint8)
+    Hs = cam.plane_homography(0.0) @ np.array([[1 / ppm, 0, sx0], [0, -1 / ppm, sytop], [0, 0, 1]])
+    warped = cv2.warpPerspective(sheet, Hs, (W, H), flags=cv2.INTER_AREA)
+    m = cv2.warpPerspective(np.full(sheet.shape[:2], 255, np.uint8), Hs, (W, H), flags=cv2.INTER_LINEAR)
+    a = (m.astype(np.float32) / 255)[..., None]
+    img = (img * (1 - a) + warped * a).astype(np.uint8)
+
+    # tower
+    n_levels = int(rng.integers(opt.levels_range[0], opt.levels_range[1] + 1))
+    orient = "x" if n_levels % 2 == 1 else "y"
+    faces: list[Face] = []
+    occupied_top = [bool(v) for v in rng.random(3) < 0.75]
+    if not any(occupied_top):
+        occupied_top[int(rng.integers(3))] = True
+    top_blocks: list[Block | None] = []
+    for lev in range(1, n_levels + 1):
+        o = "x" if lev % 2 == 1 else "y"
+        zc = (lev - 0.5) * Hb
+        for s in range(3):
+            is_top = lev == n_levels
+            if is_top and not occupied_top[s]:
+                top_blocks.append(None)
+                continue
+            if not is_top and lev < n_levels - 1 and rng.random() < 0.12 and s != 1:
+                continue  # a pulled block lower down
+            blk = types[int(rng.integers(len(types)))]
+            off = (s - 1) * Wb
+            jit = rng.normal(0, 1.0, 2) if is_top else rng.normal(0, 0.4, 2)
+            yaw_j = rng.normal(0, 1.5) if is_top else rng.normal(0, 0.5)
+            if o == "x":
+                ctr = (tcx + jit[0], tcy + off + jit[1], zc)
+                yaw = 0.0 + yaw_j
+            else:
+                ctr = (tcx + off + jit[0], tcy + jit[1], zc)
+                yaw = 90.0 + yaw_j
+            rgb = WILD_RGB if blk.kind is Kind.WILD else BLOCK_RGB[blk.color.value]
+            tex = None
+            if lev >= n_levels - 1:
+                tex = glyph_texture(blk, 6.0, (L, Wb), rng)
+                if rng.random() < 0.5:
+                    tex = tex[::-1, ::-1].copy()
+                k = 0.55 + 0.45 * max(0.0, float(light[2]))
+                tex = np.clip(tex.astype(np.float32) * k, 0, 255).astype(np.uint8)
+            faces += box_faces(ctr, (L - 0.6, Wb - 0.6, Hb - 0.3), yaw, rgb, light, tex)
+            if is_top:
+                top_blocks.append(blk)
+    draw_faces(img, cam, faces)
+
+    # hands
+    n_hands = int(rng.choice(3, p=np.asarray(opt.hand_probs) / sum(opt.hand_probs)))
+    top_z = n_levels * Hb
+    hands_in = 0
+    sides_used = []
+    skin = SKIN_RGB[int(rng.choice(opt.skin_tones))]
+    for _ in range(n_hands):
+        inside = rng.random() < 0.8
+        side = int(rng.integers(4))
+        sides_used.append(side)
+        if inside:
+            dist = rng.uniform(-30, 50)
+            hands_in += 1
+        else:
+            dist = rng.uniform(105, 150)
+        tone = SKIN_RGB[int(rng.choice(opt.skin_tones))] if rng.random() < 0.5 else skin
+        _draw_hand(img, cam, rng, tray, side, dist, top_z + rng.uniform(15, 60), tone, light)
+    # a hand that hides a marker sometimes
+    if rng.random() < opt.hide_marker_prob:
+        mid = list(tray.markers)[int(rng.integers(len(tray.markers)))]
+        c = tray.markers[mid].mean(axis=0)
+        uv = cam.project(np.array([[c[0], c[1], 20.0]]))[0]
+        col = SKIN_RGB[int(rng.choice(opt.skin_tones))]
+        cv2.ellipse(img, (int(uv[0]), int(uv[1])), (int(rng.uniform(30, 45)), int(rng.uniform(25, 40))),
+                    rng.uniform(0, 180), 0, 360, col, -1, cv2.LINE_AA)
+
+    img = _photometric(img, rng, opt)
+    label = {"orientation": orient, "slots": [b.name if b else None for b in top_blocks], "hands": hands_in}
+    extra = {"levels": n_levels, "f": f, "eye": [float(v) for v in cam.center]}
+    return img, {"label": label, "extra": extra}
+
+
+def _draw_hand(img, cam: Camera, rng, tray: Tray, side: int, dist: float, z: float, rgb, light) -> None:
+    """An arm from outside the tray towards the tower, palm and fingers, with its shadow first."""
+    tcx, tcy = tray.tower_center
+    half = tray.footprint_half
+    d = np.array([(0, 1), (1, 0), (0, -1), (-1, 0)][side], dtype=np.float64)  # north, east, south, west
+    perp = np.array([-d[1], d[0]])
+    lateral = rng.uniform(-half, half)
+    tip = np.array([tcx, tcy]) + d * (half + dist) + perp * lateral
+    ang = rng.normal(0, 0.35)
+    ca, sa = math.cos(ang), math.sin(ang)
+    back = np.array([d[0] * ca - d[1] * sa, d[0] * sa + d[1] * ca])  # from tip towards the arm
+    bperp = np.array([-back[1], back[0]])
+    palm_c = tip + back * 70
+    wrist = tip + back * 100
+    elbow = tip + back * 500
+    shapes = []
+    arm_w = rng.uniform(30, 38)
+    arm = [wrist + bperp * arm_w, elbow + bperp * (arm_w + 10), elbow - bperp * (arm_w + 10), wrist - bperp * arm_w]
+    shapes.append(np.array(arm))
+    t = np.linspace(0, 2 * np.pi, 24)
+    palm = palm_c + np.outer(np.cos(t) * 45, back) + np.outer(np.sin(t) * 42, bperp)
+    shapes.append(palm)
+    spread = rng.uniform(0.8, 1.2)
+    for k in range(4):
+        off = (k - 1.5) * 19 * spread
+        base = palm_c - back * 30 + bperp * off
+        ftip = base - back * rng.uniform(45, 65)
+        fw = 8.5
+        shapes.append(np.array([base + bperp * fw, ftip + bperp * fw * 0.8, ftip - bperp * fw * 0.8, base - bperp * fw]))
+    th_base = palm_c + bperp * 38
+    th_tip = th_base + bperp * 35 - back * 30
+    shapes.append(np.array([th_base + back * 10, th_tip + back * 6, th_tip - back * 6, th_base - back * 10]))
+    # shadow on the tray plane, cast along the light
+    sh = img.astype(np.float32)
+    mask = np.zeros(img.shape[:2], np.uint8)
+    off = -np.array(light[:2]) / max(light[2], 0.3) * z
+    for s in shapes:
+        uv = cam.project(np.column_stack([s + off, np.full(len(s), 0.0)]))
+        cv2.fillPoly(mask, [np.round(uv).astype(np.int32)], 255, cv2.LINE_AA)
+    mask = cv2.GaussianBlur(mask, (0, 0), 4)
+    k = 1 - 0.45 * (mask.astype(np.float32) / 255)[..., None]
+    img[:] = np.clip(sh * k, 0, 255).astype(np.uint8)
+    base = np.array(rgb, np.float32)
+    for i, s in enumerate(shapes):
+        uv = cam.project(np.column_stack([s, np.full(len(s), z)]))
+        shade = base * rng.uniform(0.85, 1.05)
+        cv2.fillPoly(img, [np.round(uv * 16).astype(np.int32)], tuple(int(v) for v in np.clip(shade, 0, 255)), cv2.LINE_AA, 4)
+
+
+def _photometric(img: np.ndarray, rng, opt: SynthOptions) -> np.ndarray:
+    """Room light: brightness, color temperature, a light gradient, blur and sensor noise."""
+    H, W = img.shape[:2]
+    x = img.astype(np.float32)
+    gain = rng.uniform(*opt.light_range)
+    temp = rng.uniform(-0.15, 0.15)
+    x *= gain * np.array([1 + temp, 1.0, 1 - temp], np.float32)
+    gx, gy = rng.normal(0, 0.25, 2)
+    yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
+    ramp = 1 + gx * (xx / W - 0.5) + gy * (yy / H - 0.5)
+    x *= ramp[..., None]
+    x = np.clip(x, 0, 255)
+    s = rng.uniform(0, opt.blur_max)
+    if s > 0.3:
+        x = cv2.GaussianBlur(x, (0, 0), s)
+    x += rng.normal(0, rng.uniform(0, opt.noise_max), x.shape).astype(np.float32)
+    return np.clip(x, 0, 255).astype(np.uint8)
+
+
+def write_kit(out: str | Path, n_images: int, seed: int, opt: SynthOptions | None = None, tray: Tray | None = None) -> Path:
+    """Write a kit folder exactly as CONTRACT.md section 2 (plus truth.json with level counts)."""
+    opt = opt or SynthOptions()
+    tray = tray or default_tray()
+    root = Path(out)
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    labels, truth = {}, {}
+    focal = float(rng.uniform(*opt.f_range))  # one camera per kit, as a table has
+    for i in range(n_images):
+        img, meta = render_sample(rng, tray, opt, focal)
+        name = f"{i + 1:04d}.png"
+        cv2.imwrite(str(root / "images" / name), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
+        labels[name] = meta["label"]
+        truth[name] = meta["extra"]
+    (root / "tray.json").write_text(json.dumps(tray.to_json(), indent=1))
+    (root / "labels.json").write_text(json.dumps(labels, indent=1))
+    (root / "truth.json").write_text(json.dumps(truth, indent=1))
+    return root

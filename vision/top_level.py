@@ -1,0 +1,393 @@
+"""The tower's top level: where it is (height, orientation) and what lies in each slot.
+
+Stages, each a pure function of (config, inputs):
+1. find_top: project the slot-boundary lines of both orientations at every candidate height and
+   score how well they sit on image edges; the top face is the best-fitting (height, orientation).
+2. slot_patches: rectify each slot of that face into a canonical long-side-horizontal patch.
+3. features: colour (Lab, after colour constancy from the tray surface), glyph (180-degree
+   symmetric HOG) and occupancy (boundary edge strengths); the classifiers live in vision.models.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from vision.kit import Tray
+from vision.tray import Registration
+
+ORIENTS = ("x", "y")
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Sample points along the slot-boundary lines of one orientation, in tray mm (z = 0)."""
+
+    pts: np.ndarray      # (S, K, 2)
+    normal: np.ndarray   # (S, 2) unit normal in the tray plane
+    names: tuple[str, ...]  # "long0".."long3", "end{s}{a|b}"
+
+
+def slot_segments(tray: Tray, orient: str, n: int = 10, inset_mm: float = 3.0) -> Segments:
+    """The 4 long boundary lines and 6 block ends of a level with the given orientation."""
+    L, W, _ = tray.block_mm
+    cx, cy = tray.tower_center
+    t_long = np.linspace(-L / 2 + inset_mm, L / 2 - inset_mm, n)
+    t_end = np.linspace(-W / 2 + 1.5, W / 2 - 1.5, max(4, n // 2))
+    segs, normals, names = [], [], []
+    for k in range(4):
+        off = (-1.5 + k) * W
+        segs.append(np.column_stack([t_long, np.full(n, off)]))
+        normals.append((0.0, 1.0))
+        names.append(f"long{k}")
+    for s in range(3):
+        for side, sx in (("a", -L / 2), ("b", L / 2)):
+            pts = np.column_stack([np.full(len(t_end), sx), (s - 1) * W + t_end])
+            pts = np.vstack([pts, pts[: n - len(t_end)]]) if len(t_end) < n else pts
+            segs.append(pts[:n])
+            normals.append((1.0, 0.0))
+            names.append(f"end{s}{side}")
+    P = np.array(segs)  # local coords: u along the long side, v across
+    N = np.array(normals)
+    if orient == "y":  # long side along y, slots by increasing x: (u, v) -> (v, u)
+        P = P[..., ::-1]
+        N = N[:, ::-1]
+    P = P + np.array([cx, cy])
+    return Segments(P, N, tuple(names))
+
+
+def _boundary_sets() -> list[tuple[tuple[int, ...], list[int]]]:
+    """For each non-empty occupancy pattern, the segment indices that must be edges."""
+    out = []
+    for occ in itertools.product((0, 1), repeat=3):
+        if not any(occ):
+            continue
+        segs = []
+        padded = (0,) + occ + (0,)
+        for k in range(4):  # line k lies between slot k-1 and slot k
+            if padded[k] != padded[k + 1]:
+                segs.append(k)
+        for s in range(3):
+            if occ[s]:
+                segs += [4 + 2 * s, 5 + 2 * s]
+        out.append((occ, segs))
+    return out
+
+
+BOUNDARY_SETS = _boundary_sets()
+
+
+@dataclass(frozen=True)
+class TopFace:
+    z: float
+    orientation: str
+    score: float
+    occupancy_guess: tuple[int, int, int]
+    seg_strength: np.ndarray  # (10,) edge strength of each boundary segment at the chosen height
+
+
+def _project_many(cam_K: np.ndarray, R: np.ndarray, t: np.ndarray, pts: np.ndarray, zs: np.ndarray) -> np.ndarray:
+    """Project (M,2) tray points at each height in zs -> (Z, M, 2) pixels."""
+    base = (np.column_stack([pts, np.ones(len(pts))]) @ np.column_stack([R[:, 0], R[:, 1], t]).T) @ cam_K.T
+    dz = cam_K @ R[:, 2]
+    hom = base[None, :, :] + zs[:, None, None] * dz[None, None, :]
+    return hom[..., :2] / hom[..., 2:3]
+
+
+def edge_image(img: np.ndarray) -> np.ndarray:
+    """A lightly smoothed float image the edge probes sample (all three channels)."""
+    return cv2.blur(img, (3, 3)).astype(np.float32)
+
+
+def _probe(img_f: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Summed absolute colour difference between pixel positions a and b (..., 2)."""
+    h, w = img_f.shape[:2]
+    ai = np.rint(a).astype(np.int32)
+    bi = np.rint(b).astype(np.int32)
+    inside = (ai[..., 0] >= 0) & (ai[..., 0] < w) & (ai[..., 1] >= 0) & (ai[..., 1] < h)
+    inside &= (bi[..., 0] >= 0) & (bi[..., 0] < w) & (bi[..., 1] >= 0) & (bi[..., 1] < h)
+    ax = np.clip(ai[..., 0], 0, w - 1)
+    ay = np.clip(ai[..., 1], 0, h - 1)
+    bx = np.clip(bi[..., 0], 0, w - 1)
+    by = np.clip(bi[..., 1], 0, h - 1)
+    d = np.abs(img_f[ay, ax] - img_f[by, bx]).sum(axis=-1)
+    return np.where(inside, d, 0.0)
+
+
+def segment_strengths(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, orient: str, zs: np.ndarray) -> np.ndarray:
+    """(Z, 10) median edge strength of each boundary segment at each height."""
+    seg = slot_segments(tray, orient, int(cfg["top"]["samples_per_segment"]))
+    d = float(cfg["top"]["probe_mm"])
+    S, K, _ = seg.pts.shape
+    plus = (seg.pts + d * seg.normal[:, None, :]).reshape(-1, 2)
+    minus = (seg.pts - d * seg.normal[:, None, :]).reshape(-1, 2)
+    cam = reg.camera
+    R, t = cam.R, np.asarray(cam.tvec, dtype=np.float64)
+    a = _project_many(cam.K, R, t, plus, zs)
+    b = _project_many(cam.K, R, t, minus, zs)
+    s = _probe(img_f, a, b).reshape(len(zs), S, K)
+    return np.median(s, axis=2)
+
+
+def find_top(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, z_hint: float | None = None) -> TopFace:
+    """The height and orientation whose slot boundaries best match image edges.
+
+    `z_hint` (the silhouette height) narrows the search to a window around it.
+    """
+    tc = cfg["top"]
+    level = tray.block_mm[2]
+    coarse = np.arange(level, level * int(tc["max_levels"]) + 1e-6, float(tc["coarse_step_mm"]))
+    if z_hint is not None and np.isfinite(z_hint):
+        w = float(tc["hint_window_mm"])
+        near = coarse[np.abs(coarse - z_hint) <= w]
+        coarse = near if len(near) else coarse
+    per_orient = {}
+    for orient in ORIENTS:
+        strengths = segment_strengths(cfg, tray, reg, img_f, orient, coarse)
+        per_orient[orient] = _pattern_scores(cfg, strengths)
+    top_score = max(float(np.max(sc)) for sc, _ in per_orient.values())
+    # The top face is the highest structure that fits the slot pattern well: lower levels show
+    # strong silhouette edges too, so take the highest good local maximum, not the best one.
+    alpha = float(tc["highest_within"])
+    best = None
+    for orient, (sc, occ) in per_orient.items():
+        for i in range(len(sc)):
+            lo, hi = sc[i - 1] if i > 0 else -np.inf, sc[i + 1] if i + 1 < len(sc) else -np.inf
+            if sc[i] >= alpha * top_score and sc[i] >= lo and sc[i] >= hi:
+                key = (coarse[i], sc[i])
+                if best is None or coarse[i] > best[2] + 1e-6 or (abs(coarse[i] - best[2]) < 1e-6 and sc[i] > best[0]):
+                    best = (sc[i], orient, coarse[i], occ[i])
+    _, orient, z0, _ = best
+    step = float(tc["coarse_step_mm"])
+    fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(tc["fine_step_mm"]))
+    strengths = segment_strengths(cfg, tray, reg, img_f, orient, fine)
+    sc, occ = _pattern_scores(cfg, strengths)
+    i = int(np.argmax(sc))
+    z = float(fine[i])
+    if tc.get("snap_to_levels", False):
+        z = float(np.clip(np.round(z / level), 1, tc["max_levels"]) * level)
+        strengths = segment_strengths(cfg, tray, reg, img_f, orient, np.array([z]))
+        sc, occ = _pattern_scores(cfg, strengths)
+        i = 0
+    return TopFace(z, orient, float(sc[i]), tuple(occ[i]), strengths[i])
+
+
+def _pattern_scores(cfg: Mapping, strengths: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """Best occupancy pattern score per height: mean boundary strength minus a small-pattern penalty."""
+    penalty = float(cfg["top"]["pattern_penalty"])
+    seam_w = float(cfg["top"]["seam_weight"])
+    best = np.full(len(strengths), -np.inf)
+    best_occ: list[tuple[int, int, int]] = [(1, 1, 1)] * len(strengths)
+    for occ, segs in BOUNDARY_SETS:
+        seams = [k for k in (1, 2) if occ[k - 1] and occ[k]]
+        sc = strengths[:, segs].mean(axis=1) - penalty * (3 - sum(occ))
+        if seams:
+            sc = sc + seam_w * strengths[:, seams].mean(axis=1)
+        better = sc > best
+        best = np.where(better, sc, best)
+        for i in np.nonzero(better)[0]:
+            best_occ[i] = occ
+    return best, best_occ
+
+
+def slot_patch_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float, orient: str, slot: int) -> np.ndarray:
+    """Homography from canonical patch pixels (long side horizontal) to image pixels."""
+    ppm = float(cfg["top"]["patch_px_per_mm"])
+    L, W, _ = tray.block_mm
+    cx, cy = tray.tower_center
+    off = (slot - 1) * W
+    # patch (u, v) px -> local (a along long side, b across) mm, centred on the slot
+    A = np.array([[1 / ppm, 0, -L / 2], [0, 1 / ppm, -W / 2], [0, 0, 1]])
+    if orient == "x":  # a -> +x, b -> -y so the patch looks like the sheet seen from above
+        M = np.array([[1, 0, cx], [0, -1, cy + off], [0, 0, 1]])
+    else:  # a -> +y, b -> +x (long side along y)
+        M = np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]])
+    return reg.camera.plane_homography(z) @ M @ A
+
+
+def slot_patches(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str) -> list[np.ndarray]:
+    ppm = float(cfg["top"]["patch_px_per_mm"])
+    L, W, _ = tray.block_mm
+    size = (int(round(L * ppm)), int(round(W * ppm)))
+    out = []
+    for s in range(3):
+        Hs = slot_patch_homography(cfg, tray, reg, z, orient, s)
+        out.append(cv2.warpPerspective(img, Hs, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                       borderMode=cv2.BORDER_REPLICATE))
+    return out
+
+
+def tray_samples(tray: Tray, n: int = 48) -> np.ndarray:
+    """Points on the bare tray surface between the tower and the markers (for colour constancy)."""
+    cx, cy = tray.tower_center
+    half = tray.footprint_half
+    allc = np.concatenate(list(tray.markers.values()))
+    d_mark = np.min(np.linalg.norm(allc - np.array([cx, cy]), axis=1))
+    r_in = half * 1.45 + 10
+    r_out = max(r_in + 5, d_mark - 8)
+    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    pts = []
+    for r in (r_in, (r_in + r_out) / 2, r_out):
+        pts.append(np.column_stack([cx + r * np.cos(ang), cy + r * np.sin(ang)]))
+    P = np.concatenate(pts)
+    keep = np.ones(len(P), bool)
+    for c in tray.markers.values():
+        lo, hi = c.min(axis=0) - 6, c.max(axis=0) + 6
+        keep &= ~np.all((P >= lo) & (P <= hi), axis=1)
+    return P[keep]
+
+
+def tray_color(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -> np.ndarray:
+    """The tray surface's colour in this frame (BGR), robust to hands and shadows on part of it."""
+    uv = reg.to_image(tray_samples(tray))
+    h, w = img.shape[:2]
+    ok = (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+    uv = np.rint(uv[ok]).astype(int)
+    if len(uv) < 5:
+        return np.array(cfg["color"]["tray_ref_bgr"], dtype=np.float32)
+    vals = img[uv[:, 1], uv[:, 0]].astype(np.float32)
+    bright = vals.sum(axis=1)
+    q = float(cfg["color"]["tray_percentile"])
+    sel = vals[bright >= np.percentile(bright, q)]
+    return np.median(sel, axis=0)
+
+
+def color_gains(cfg: Mapping, measured_bgr: np.ndarray) -> np.ndarray:
+    ref = np.array(cfg["color"]["tray_ref_bgr"], dtype=np.float32)
+    return ref / np.maximum(measured_bgr.astype(np.float32), 1.0)
+
+
+def color_features(patch_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """Lab statistics and a chroma-weighted hue histogram of a slot patch after colour constancy."""
+    x = np.clip(patch_bgr.astype(np.float32) * gains / 255.0, 0, 1)
+    lab = cv2.cvtColor(x, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    L, a, b = lab[:, 0], lab[:, 1], lab[:, 2]
+    chroma = np.hypot(a, b)
+    hue = np.arctan2(b, a)
+    colored = chroma > 18
+    hb = np.floor((hue + np.pi) / (2 * np.pi) * 12).astype(int) % 12
+    hist = np.bincount(hb[colored], weights=chroma[colored], minlength=12) / (chroma.sum() + 1e-6)
+    med = np.median(lab, axis=0)
+    sel = lab[colored] if colored.sum() > 10 else lab
+    cmed = np.median(sel, axis=0)
+    ph, pw = patch_bgr.shape[:2]
+    frame = np.ones((ph, pw), bool)
+    frame[ph // 5: ph - ph // 5, pw // 5: pw - pw // 5] = False
+    fmed = np.median(lab.reshape(ph, pw, 3)[frame], axis=0)
+    feats = np.concatenate([
+        med / np.array([100, 128, 128]), cmed / np.array([100, 128, 128]), fmed / np.array([100, 128, 128]),
+        hist,
+        [colored.mean(), (L < 25).mean(), ((L > 75) & (chroma < 15)).mean(), chroma.mean() / 100, L.std() / 100],
+    ])
+    return feats.astype(np.float32)
+
+
+_HOG = {}
+
+
+def _hog(size: tuple[int, int]) -> cv2.HOGDescriptor:
+    if size not in _HOG:
+        _HOG[size] = cv2.HOGDescriptor(size, (16, 16), (8, 8), (8, 8), 9)
+    return _HOG[size]
+
+
+def glyph_features(cfg: Mapping, patch_bgr: np.ndarray) -> np.ndarray:
+    """HOG of the glyph area, summed with its 180-degree turn: a block may lie either way round."""
+    gc = cfg["glyph"]
+    gray = cv2.cvtColor(patch_bgr, cv2.COLOR_BGR2GRAY)
+    h, w = gray.shape
+    fx, fy = float(gc["crop_x"]), float(gc["crop_y"])
+    cx0, cx1 = int(w * (0.5 - fx / 2)), int(w * (0.5 + fx / 2))
+    cy0, cy1 = int(h * (0.5 - fy / 2)), int(h * (0.5 + fy / 2))
+    crop = gray[cy0:cy1, cx0:cx1]
+    size = (int(gc["width"]), int(gc["height"]))
+    small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+    small = cv2.normalize(small, None, 0, 255, cv2.NORM_MINMAX)
+    hog = _hog(size)
+    f1 = hog.compute(small).reshape(-1)
+    f2 = hog.compute(np.ascontiguousarray(small[::-1, ::-1])).reshape(-1)
+    tiny = cv2.resize(small, (size[0] // 4, size[1] // 4), interpolation=cv2.INTER_AREA).astype(np.float32)
+    tiny = (tiny - tiny.mean()) / (tiny.std() + 1e-3)
+    sym = tiny + tiny[::-1, ::-1]
+    return np.concatenate([f1 + f2, 0.1 * np.abs(sym.reshape(-1))]).astype(np.float32)
+
+
+def occupancy_features(face: TopFace, slot: int, color_f: np.ndarray) -> np.ndarray:
+    """Edge strength of this slot's own boundary relative to the level's best, plus colour cues."""
+    s = face.seg_strength
+    ref = max(float(np.max(s)), 1.0)
+    own = np.array([s[slot], s[slot + 1], s[4 + 2 * slot], s[5 + 2 * slot]]) / ref
+    others = np.delete(s, [slot, slot + 1, 4 + 2 * slot, 5 + 2 * slot]) / ref
+    return np.concatenate([own, [own.mean(), own.min(), others.mean(), float(face.occupancy_guess[slot]), face.score / 255.0],
+                           color_f[-5:]]).astype(np.float32)
+
+
+def foreground(cfg: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:
+    """Is the pixel at each (..., 2) position not bare tray? (chromaticity or brightness differs)."""
+    h, w = img.shape[:2]
+    x = np.clip(np.rint(uv[..., 0]).astype(np.int32), 0, w - 1)
+    y = np.clip(np.rint(uv[..., 1]).astype(np.int32), 0, h - 1)
+    px = img[y, x].astype(np.float32) + 1.0
+    ref = tray_bgr.astype(np.float32) + 1.0
+    ratio = px.sum(axis=-1) / ref.sum()
+    chrom = px / px.sum(axis=-1, keepdims=True) - ref / ref.sum()
+    dist = np.abs(chrom).sum(axis=-1)
+    sc = cfg["silhouette"]
+    fg = (dist > float(sc["chroma"])) | (ratio < float(sc["dark"])) | (ratio > float(sc["bright"]))
+    inside = (uv[..., 0] >= 0) & (uv[..., 0] < w) & (uv[..., 1] >= 0) & (uv[..., 1] < h)
+    return fg & inside
+
+
+def silhouette_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray) -> float:
+    """The tower's height from where its silhouette ends, as a median over rays up each side.
+
+    A ray follows a point of the footprint's side straight up. At the top face's height the
+    point just inside the side is tower and the point just outside is bare tray (on the sides
+    facing away from the camera, whose top edge is the silhouette). Hands spoil a few rays; the
+    median over all rays shrugs them off.
+    """
+    sc = cfg["silhouette"]
+    half = tray.footprint_half
+    cx, cy = tray.tower_center
+    level = tray.block_mm[2]
+    zs = np.arange(level * 0.5, level * int(cfg["top"]["max_levels"]) + 1e-6, float(sc["step_mm"]))
+    ts = np.linspace(-half * 0.8, half * 0.8, int(sc["rays_per_side"]))
+    inset, outset = float(sc["inset_mm"]), float(sc["outset_mm"])
+    pin, pout, ray_side = [], [], []
+    for k, (nx, ny) in enumerate(((1, 0), (-1, 0), (0, 1), (0, -1))):
+        for t in ts:
+            base = np.array([cx + nx * half - ny * t, cy + ny * half + nx * t])
+            pin.append(base - inset * np.array([nx, ny]))
+            pout.append(base + outset * np.array([nx, ny]))
+            ray_side.append(k)
+    pin, pout = np.array(pin), np.array(pout)
+    cam = reg.camera
+    t = np.asarray(cam.tvec, dtype=np.float64)
+    uv_in = _project_many(cam.K, cam.R, t, pin, zs)
+    uv_out = _project_many(cam.K, cam.R, t, pout, zs)
+    fg_in = foreground(cfg, img, tray_bgr, uv_in)
+    # the ray must be mostly tower from the tray up to z (a glyph may look like the tray for a while)
+    run = np.cumsum(fg_in, axis=0) / np.arange(1, len(zs) + 1)[:, None]
+    edge = fg_in & ~foreground(cfg, img, tray_bgr, uv_out) & (run >= float(sc["min_run_fraction"]))  # (Z, P)
+    # only the sides whose top edge moves outwards in the image as z grows bound the silhouette
+    move = uv_in[-1] - uv_in[0]
+    outward = uv_out[0] - uv_in[0]
+    informative = (move * outward).sum(axis=1) > 0
+    has = edge.any(axis=0)
+    # the test holds on an interval around the true height (inset = outset): take its middle
+    last = len(zs) - 1 - np.argmax(edge[::-1], axis=0)
+    first = last.copy()
+    for p in np.nonzero(has)[0]:
+        while first[p] > 0 and edge[first[p] - 1, p]:
+            first[p] -= 1
+    heights = np.where(has, (zs[first] + zs[last]) / 2, np.nan)
+    use = heights[informative & has]
+    if len(use) < int(sc["min_rays"]):
+        use = heights[has]
+    if len(use) == 0:
+        return float("nan")
+    return float(np.median(use))
