@@ -37,6 +37,7 @@ class HandReading:
     tip_mm: tuple[float, float]  # fingertip nearest the tower, tray millimetres
     confidence: float
     seat: int | None = None  # filled in by the match loop from the seating plan
+    entry_deg: float | None = None  # direction (tray frame, degrees from +x) from the tower to where the arm enters
 
 
 @dataclass(frozen=True)

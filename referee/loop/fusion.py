@@ -1,0 +1,281 @@
+"""Fusion: the senses' observations become referee events, with the evidence behind each.
+
+- A lift (load cell) with the hands seen reaching in (camera: which seat) starts a pull.
+- The block that appears on top (camera), once the hands have left, with the weight back (load
+  cell), is the place; the tower map says where that block came from, so the pull is emitted then,
+  followed by "two hands" if the puller's two hands were on the tower, then the place.
+- A collapse (impact plus lasting weight loss) is blamed through a touch by whoever's hand is on
+  the tower at that moment, then the collapse.
+- Where the camera and the map disagree, the fuser asks (a `Question`) instead of guessing.
+
+The fuser reads the current `Round` but never changes it: it only proposes events.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+from referee.blocks import Block
+from referee.engine import Round
+from referee.observations import HandReading, SensorEvent, SensorEventKind, TopLevelReading
+from referee.tower import Tower
+
+SIDE_ANGLES = {"east": 0.0, "north": 90.0, "west": 180.0, "south": 270.0}
+
+
+class FusionConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """Thresholds of the fusion, from a calibration file (never buried in code)."""
+
+    pull_window_s: float = 2.5       # hands seen this long before a lift are the puller's
+    settle_frames: int = 2           # hand-free frames that must agree on the top level after a place
+    min_confidence: float = 0.55     # a block reading below this is checked against the map first
+    ask_below: float = 0.25          # ... and asked about when even the map cannot settle it
+    two_hands_frames: int = 2        # frames showing two of the puller's hands to call "Uno!"
+    place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "FusionConfig":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise FusionConfigError(f"cannot read the fusion settings {path}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise FusionConfigError(f"the fusion settings {path} are not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        return cls.from_dict(data, str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "fusion settings") -> "FusionConfig":
+        if not isinstance(data, dict):
+            raise FusionConfigError(f"the {where} must be a JSON object")
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            if name.startswith("_"):
+                continue
+            if name not in known:
+                raise FusionConfigError(f"unknown setting '{name}' in the {where}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise FusionConfigError(f"setting '{name}' in the {where} must be a number >= 0, not {value!r}")
+            values[name] = type(getattr(cls(), name))(value)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class SeatingPlan:
+    """Where each seat sits around the tray: the direction (degrees, tray frame) from the tower."""
+
+    angles_deg: tuple[float, ...]
+
+    @classmethod
+    def evenly(cls, n_seats: int, first_deg: float = 0.0) -> "SeatingPlan":
+        return cls(tuple((first_deg + 360.0 * i / n_seats) % 360.0 for i in range(n_seats)))
+
+    def seat_of(self, hand: HandReading) -> int:
+        if hand.seat is not None:
+            return hand.seat
+        angle = getattr(hand, "entry_deg", None)
+        if angle is None:
+            angle = SIDE_ANGLES.get(hand.side, 0.0)
+        return min(range(len(self.angles_deg)), key=lambda s: _angle_gap(angle, self.angles_deg[s]))
+
+
+def _angle_gap(a: float, b: float) -> float:
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+@dataclass(frozen=True)
+class FusedEvent:
+    event: dict
+    evidence: dict
+    released_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    """The referee is unsure: it says so on the page and asks the table to pick."""
+
+    text: str
+    options: tuple[str, ...]
+    context: dict = field(default_factory=dict)
+
+
+Output = Union[FusedEvent, Question]
+
+
+@dataclass
+class _Pull:
+    lift_t: float
+    votes: Counter
+    two_hand_frames: int = 0
+    place_t: float | None = None
+    stable: int = 0
+    last_names: tuple | None = None
+    last_reading: TopLevelReading | None = None
+
+
+class Fuser:
+    """Turns one table's observations into referee events, turn after turn."""
+
+    def __init__(self, seating: SeatingPlan, config: FusionConfig = FusionConfig()):
+        self.seating = seating
+        self.config = config
+        self.recent: list[TopLevelReading] = []  # frames of the last pull window
+        self.pull: _Pull | None = None
+        self.questions_asked = 0
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
+        self.recent.append(reading)
+        horizon = reading.t - self.config.pull_window_s
+        while self.recent and self.recent[0].t < horizon:
+            self.recent.pop(0)
+        pull = self.pull
+        if pull is None:
+            return []
+        puller_hands = [h for h in reading.hands if self.seating.seat_of(h) == self._puller(pull)]
+        if len(puller_hands) >= 2:
+            pull.two_hand_frames += 1
+        if reading.hands:
+            for h in reading.hands:
+                pull.votes[self.seating.seat_of(h)] += 1
+            pull.stable = 0
+            return []
+        names = tuple(reading.names) + (reading.orientation,)
+        pull.stable = pull.stable + 1 if names == pull.last_names else 1
+        pull.last_names, pull.last_reading = names, reading
+        if pull.stable < self.config.settle_frames:
+            return []
+        return self._try_place(pull, reading, rnd)
+
+    def on_sensor(self, event: SensorEvent, rnd: Round) -> list[Output]:
+        kind = event.kind
+        if kind is SensorEventKind.LIFT and self.pull is None and rnd.hand is None:
+            votes = Counter(self.seating.seat_of(h) for r in self.recent for h in r.hands)
+            self.pull = _Pull(event.t, votes)
+            for r in self.recent:
+                if len(r.hands) >= 2 and len({self.seating.seat_of(h) for h in r.hands}) == 1:
+                    self.pull.two_hand_frames += 1
+            return []
+        if kind is SensorEventKind.PLACE and self.pull is not None:
+            self.pull.place_t = event.t
+            return []
+        if kind is SensorEventKind.TOUCH:
+            seat = self._hand_seat_near(event.t)
+            if seat is None or self.pull is not None:
+                return []
+            return [FusedEvent({"event": "touch", "player": rnd.players[seat]},
+                               {"sensor": dict(event.evidence), "t": event.t, "seat": seat})]
+        if kind is SensorEventKind.COLLAPSE:
+            return self._collapse(event, rnd)
+        return []
+
+    # -- decisions ------------------------------------------------------------------------------
+    def _puller(self, pull: _Pull) -> int | None:
+        return pull.votes.most_common(1)[0][0] if pull.votes else None
+
+    def _hand_seat_near(self, t: float, window: float = 0.6) -> int | None:
+        votes = Counter(self.seating.seat_of(h) for r in self.recent if abs(r.t - t) <= window for h in r.hands)
+        return votes.most_common(1)[0][0] if votes else None
+
+    def _collapse(self, event: SensorEvent, rnd: Round) -> list[Output]:
+        out: list[Output] = []
+        seat = self._puller(self.pull) if self.pull is not None else None
+        if seat is None:
+            seat = self._hand_seat_near(event.t)
+        evidence = {"sensor": dict(event.evidence), "t": event.t, "confidence": event.confidence}
+        if seat is not None:
+            out.append(FusedEvent({"event": "touch", "player": rnd.players[seat]},
+                                  {"t": event.t, "seat": seat, "why": "hand on the tower as it fell"}))
+        out.append(FusedEvent({"event": "collapse"}, evidence, released_at=event.t))
+        self.pull = None
+        return out
+
+    def _try_place(self, pull: _Pull, reading: TopLevelReading, rnd: Round) -> list[Output]:
+        tower = rnd.tower
+        placed = placed_slot(tower, reading)
+        if placed is None:
+            return []  # the top looks as the map says: nothing placed yet
+        level, slot = placed
+        slot_reading = reading.slots[slot]
+        choice = choose_block(tower, slot_reading, self.config)
+        seat = self._puller(pull)
+        puller = rnd.players[seat] if seat is not None else rnd.turn
+        if isinstance(choice, Question):
+            self.questions_asked += 1
+            self.pull = None
+            return [Question(choice.text, choice.options,
+                             {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq})]
+        block, source, note = choice
+        evidence = {
+            "lift_t": pull.lift_t, "place_t": pull.place_t, "frame": reading.frame_seq,
+            "reading": reading.names, "orientation": reading.orientation,
+            "confidence": round(slot_reading.confidence, 3), "seat_votes": dict(pull.votes),
+            "two_hand_frames": pull.two_hand_frames, "note": note,
+        }
+        events: list[Output] = [FusedEvent(
+            {"event": "pull", "level": source[0], "slot": source[1], "player": puller, "block": block.name}, evidence)]
+        if pull.two_hand_frames >= self.config.two_hands_frames:
+            events.append(FusedEvent({"event": "two_hands", "player": puller},
+                                     {"frames": pull.two_hand_frames, "lift_t": pull.lift_t}))
+        released = pull.place_t if pull.place_t is not None else reading.t
+        events.append(FusedEvent({"event": "place", "level": level, "slot": slot}, evidence, released_at=released))
+        self.pull = None
+        return events
+
+
+def placed_slot(tower: Tower, reading: TopLevelReading) -> tuple[int, int] | None:
+    """Where a new block appeared on top, comparing the camera's top level with the map's."""
+    top = tower.top_level
+    if reading.orientation is None:
+        return None
+    occupied = [i for i, s in enumerate(reading.slots) if s.occupied]
+    if reading.orientation == Tower.orientation(top):
+        have = tower.level(top)
+        new = [i for i in occupied if have[i] is None]
+        return (top, new[0]) if len(new) == 1 else None
+    if len(occupied) == 1:
+        return (top + 1, occupied[0])
+    return None
+
+
+def choose_block(tower: Tower, reading, config: FusionConfig):
+    """The block read on top, checked against the map: (block, (level, slot), note) or a Question.
+
+    A placed block must be one the map holds (it left the tower); among the map's positions of
+    that block, one that may be pulled without a foul is preferred.
+    """
+    names_in_map = {b.name for b in tower.blocks()}
+    ranked: list[tuple[str, float]] = []
+    if reading.block is not None:
+        ranked.append((reading.block.name, reading.confidence))
+    ranked += [c for c in reading.candidates if c[0] != (reading.block.name if reading.block else None)]
+    in_map = [(n, s) for n, s in ranked if n in names_in_map]
+    note = ""
+    if not in_map:
+        options = tuple(sorted(names_in_map))
+        return Question("The referee cannot tell which block was placed: which one is it?", options)
+    name, score = in_map[0]
+    if reading.block is not None and name != reading.block.name:
+        note = f"read {reading.block.name}, but the map holds none: taken as {name}"
+    if score < config.ask_below:
+        return Question(f"Is the block placed on top {Block.parse(name).spoken()}?",
+                        tuple(n for n, _ in in_map[:4]))
+    block = Block.parse(name)
+    spots = [(lv, s) for lv, s, b in tower.positions() if b == block and lv < tower.top_level]
+    if not spots:
+        spots = [(lv, s) for lv, s, b in tower.positions() if b == block]
+    spots.sort(key=lambda p: (not tower.is_available(*p), not tower.pull_allowed_by_position(p[0]), p))
+    if len(spots) > 1:
+        note = (note + "; " if note else "") + f"{len(spots)} places hold {name}: took level {spots[0][0]}"
+    return block, spots[0], note
