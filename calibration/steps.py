@@ -29,9 +29,10 @@ from hardware.errors import DeviceError
 class Action:
     """Something the person must do to the table before the step measures. `key` lets the twin do it."""
 
-    key: str  # empty_tray | put_weight | remove_weight | put_block | remove_block | keep_still | place_sheet
+    key: str  # empty_tray | put_weight | remove_weight | put_block | remove_block | keep_still | place_sheet | build_level | show_top
     text: str
     grams: float | None = None
+    data: Mapping[str, Any] | None = None  # e.g. the levels to build and hands to hold over them
 
 
 class Guide(Protocol):

@@ -188,14 +188,29 @@ class _FrameImages:
 
 
 class _TwinCamera:
-    """Overhead renders of the twin's standing tower on its tray (with the four markers)."""
+    """Overhead renders of the twin's tray (with the four markers) and whatever tower was last posed."""
 
     def __init__(self, seed: int):
         from hardware.sim.kit import KitStudio
         from hardware.sim.render import Look
 
+        self.seed = seed
         self.studio = KitStudio(seed=seed)
         self.look = Look.nominal()
+
+    def pose(self, levels: list[list[str | None]], hands: int, shot: int) -> None:
+        """Build `levels` with `hands` hands over the tower, in a light of its own for this shot."""
+        import random
+
+        from hardware.sim.kit import KitConfig, Scene, random_scene
+        from hardware.sim.render import Look
+
+        rng = random.Random(self.seed * 100_003 + shot)
+        weights = tuple(1.0 if n == hands else 0.0 for n in (0, 1, 2))
+        cfg = KitConfig(min_levels=len(levels), max_levels=len(levels), hands=weights, over_tower_rate=1.0)  # type: ignore[arg-type]
+        scene = random_scene(rng, cfg, self.studio.config)
+        self.studio.pose(Scene([list(lv) for lv in levels], scene.hands), rng, cfg)
+        self.look = Look.random(rng, 0.7)
 
     def read(self) -> np.ndarray:
         return self.studio.photo(self.look)
@@ -231,7 +246,7 @@ class TwinRig:
 
         return NAU7802(self.table.loadcell_device(), self.clock)
 
-    def camera(self) -> Camera:
+    def camera(self) -> _TwinCamera:
         if not self.table.has("camera"):
             raise DeviceMissing("camera", "the camera cable", "no camera was found",
                                 "that the ribbon cable is seated (contacts the right way round) at both ends, "
@@ -260,6 +275,9 @@ class TwinRig:
         return EspeakSpeaker(outputs, Path(self._tmp.name))
 
     def act(self, action: Action) -> None:
+        if action.key in ("build_level", "show_top") and action.data:
+            cam = self.camera()
+            cam.pose(action.data["levels"], int(action.data.get("hands", 0)), int(action.data.get("shot", 0)))  # type: ignore[attr-defined]
         self.table.perform(action)
 
     def close(self) -> None:

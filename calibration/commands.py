@@ -1,0 +1,66 @@
+"""`stacko calibrate` (guided, every step) and its own steps `stacko calibrate loadcell` / `imu`.
+
+The vision engineer's `stacko calibrate markers` and `stacko calibrate vision` are the other steps;
+the guided route calls them through the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _setup(args: argparse.Namespace):
+    from calibration.files import CalibrationDir, load_limits
+    from calibration.guided import TerminalGuide
+    from deploy.rig import make_rig
+
+    limits = load_limits()
+    cal = CalibrationDir(args.calibration, limits)
+    cal.path.mkdir(parents=True, exist_ok=True)
+    rig = make_rig(args.backend, args.seed, args.without)
+    guide = TerminalGuide(rig, interactive=not args.yes and sys.stdin.isatty())
+    return limits, cal, rig, guide
+
+
+def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
+    from calibration.guided import run_guided
+
+    try:
+        limits, cal, rig, guide = _setup(args)
+    except ValueError as exc:
+        print(f"stacko calibrate: {exc}")
+        return 2
+    known = args.known_grams if args.known_grams else limits["loadcell"]["default_known_grams"]
+    print(f"Calibrating {'the twin' if args.backend == 'sim' else 'this table'} into {cal.path}")
+    try:
+        results = run_guided(rig, cal, limits, guide, known, args.seed, steps)
+    finally:
+        rig.close()
+    ok = all(r.ok for r in results) and len(results) == len(steps)
+    if ok and len(steps) > 1:
+        print("\nCalibration complete: run `stacko doctor` to check the whole table.")
+    return 0 if ok else 1
+
+
+def guided(args: argparse.Namespace) -> int:
+    return _run(args, tuple(args.steps.split(",")) if args.steps else ("markers", "loadcell", "imu", "vision", "check"))
+
+
+def register(groups) -> None:
+    from deploy.commands import add_rig_arguments
+
+    def common(p: argparse.ArgumentParser) -> None:
+        add_rig_arguments(p)
+        p.add_argument("--yes", action="store_true", help="do not wait for Enter between instructions (tests, the twin)")
+        p.add_argument("--known-grams", type=float, default=None,
+                       help="the known weight used to scale the load cell, in grams (default 500: e.g. a full 500 ml bottle)")
+
+    p = groups.group_default("calibrate", guided)
+    common(p)
+    p.add_argument("--steps", default=None,
+                   help="comma-separated subset of markers,loadcell,imu,vision,check (default: all, in order)")
+    common(groups.subcommand("calibrate", "loadcell", "tare and scale the load cell with a known weight; check one block shows",
+                             lambda a: _run(a, ("loadcell",))))
+    common(groups.subcommand("calibrate", "imu", "learn the tray's quiet vibration and set the touch/collapse thresholds",
+                             lambda a: _run(a, ("imu",))))

@@ -1,0 +1,236 @@
+"""Guided calibration of one table, step by step in the terminal: markers, load cell, IMU, vision, check.
+
+Every step says what to do, measures, says how good the result is and writes its file only when it is
+good. On the twin (`--backend sim`) the twin acts out each instruction, so the whole route runs
+unattended; on the Pi a person does it and presses Enter.
+
+The vision step builds the match tower level by level in an order the referee names (each block once),
+photographing each new level (some with a hand or two over the tower), so the photos are labelled
+without typing; it then runs `stacko calibrate vision` on them and checks the result by reading a
+level it did not learn from.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import shutil
+from contextlib import redirect_stdout
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import cv2
+
+from calibration.detector_settings import default_imu_floors_ms2, write_table_detector_settings
+from calibration.files import CalibrationDir, CalibrationError, write_json
+from calibration.steps import Action, MPU6050Samples, NAU7802Counts, StepResult, calibrate_imu, calibrate_loadcell
+from hardware.errors import DeviceError
+
+STEPS = ("markers", "loadcell", "imu", "vision", "check")
+
+
+class TerminalGuide:
+    """Prints each instruction; waits for Enter (a person) or lets the twin do it (`rig.act`)."""
+
+    def __init__(self, rig, interactive: bool, out: Callable[[str], None] = print, ask: Callable[[str], str] = input):
+        self.rig, self.interactive, self.out, self.ask = rig, interactive, out, ask
+
+    def say(self, text: str) -> None:
+        self.out(text)
+
+    def do(self, action: Action) -> None:
+        self.out(f"  -> {action.text}")
+        if self.rig.backend == "sim":
+            self.rig.act(action)
+            self.out("     (the twin did it)")
+        elif self.interactive:
+            self.ask("     press Enter when done ")
+
+
+def report(guide: TerminalGuide, result: StepResult) -> None:
+    guide.say(f"  {result.part}: {result.grade.upper()}")
+    for line in result.lines:
+        guide.say(f"     {line}")
+
+
+# ---------------------------------------------------------------- markers
+
+
+def step_markers(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str, Any]) -> StepResult:
+    """The tray sheet's geometry in tray.json, and the camera sees all four markers."""
+    from deploy.doctor import check_camera
+
+    if rig.backend == "sim":
+        from hardware.sim.textures import TrayLayout
+
+        write_json(cal.tray_path, TrayLayout().tray_json())  # the twin's tray has the sheet printed on it
+    else:
+        run_cli(["calibrate", "markers", "--out", str(cal.path)])
+        guide.say(f"  The marker sheet is in {cal.path} (PNG/PDF). Print it at 100% scale (no 'fit to page').")
+        guide.do(Action("place_sheet", "Lay the printed sheet flat on the tray, markers up, and tape its corners."))
+    try:
+        cal.tray()
+    except CalibrationError as exc:
+        return StepResult("markers", False, "failed", [str(exc)])
+    check = check_camera(rig, limits)[0]
+    if not check.ok:
+        return StepResult("markers", False, "failed", [check.found, f"fix: {check.fix}"])
+    return StepResult("markers", True, "good", [check.found, f"tray geometry in {cal.tray_path}"])
+
+
+# ---------------------------------------------------------------- sensors
+
+
+def step_loadcell(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str, Any], known_grams: float) -> StepResult:
+    adc = rig.loadcell()
+    adc.start()
+    try:
+        result = calibrate_loadcell(NAU7802Counts(adc, rig.clock), guide, limits, known_grams)
+    finally:
+        adc.stop()
+    if result.ok:
+        cal.save_loadcell(result.value)
+        result.lines.append(f"saved {cal.loadcell_path}")
+    return result
+
+
+def step_imu(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str, Any]) -> StepResult:
+    imu = rig.imu()
+    imu.start()
+    try:
+        result = calibrate_imu(MPU6050Samples(imu, rig.clock), guide, limits, imu.sample_rate, default_imu_floors_ms2())
+    finally:
+        imu.stop()
+    if result.ok:
+        cal.save_imu(result.value)
+        try:
+            loadcell = cal.loadcell()
+        except CalibrationError:
+            loadcell = None
+        path = write_table_detector_settings(cal.path / "detectors.json", result.value, loadcell)
+        result.lines.append(f"saved {cal.imu_path} and the table's detector settings {path}")
+    return result
+
+
+# ---------------------------------------------------------------- vision
+
+
+def run_cli(argv: list[str]) -> str:
+    """Run another part's `stacko` subcommand in this process (their interface is the CLI); its stdout."""
+    from referee.cli import main
+
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        code = main(argv)
+    if code:
+        raise CalibrationError(f"`stacko {' '.join(argv)}` failed (exit {code}): {buf.getvalue().strip()[-400:]}")
+    return buf.getvalue()
+
+
+def photo_plan(tower: list[list[str | None]]) -> list[tuple[int, int]]:
+    """(levels built, hands over the tower) for each photo: every level once without hands, and a few
+    with one or two hands so the hand finder learns this table's skin and light."""
+    plan = []
+    for k in range(1, len(tower) + 1):
+        plan.append((k, 0))
+        if k % 3 == 2:
+            plan.append((k, 1))
+        if k % 5 == 4:
+            plan.append((k, 2))
+    return plan
+
+
+def orientation(level: int) -> str:
+    return "x" if level % 2 else "y"
+
+
+def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int) -> tuple[StepResult, list[list[str | None]]]:
+    """Build the tower level by level in a named order, photographing each level; learn from the photos."""
+    from referee.tower import random_tower
+
+    tower = random_tower(random.Random(seed))
+    kit = cal.path / f"kit-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
+    (kit / "images").mkdir(parents=True)
+    shutil.copy(cal.tray_path, kit / "tray.json")
+    camera = rig.camera()
+    labels: dict[str, dict] = {}
+    guide.say(f"  Build the tower level by level as named (level 1 at the bottom; slots 0, 1, 2 left to right "
+              f"as seen from the marker 0 corner). {len(photo_plan(tower))} photos.")
+    for i, (k, hands) in enumerate(photo_plan(tower), start=1):
+        level = tower[k - 1]
+        if hands == 0:
+            text = f"Level {k} ({'along' if orientation(k) == 'x' else 'across'} the tray): " + ", ".join(
+                f"slot {s}: {n}" for s, n in enumerate(level) if n) + ". Hands away."
+        else:
+            text = f"Hold {'one hand' if hands == 1 else 'both hands'} over the tower, not touching it."
+        guide.do(Action("build_level", text, data={"levels": tower[:k], "hands": hands, "shot": i}))
+        image = camera.read()
+        name = f"{i:04d}.png"
+        if not cv2.imwrite(str(kit / "images" / name), image):
+            raise CalibrationError(f"could not save the photo {kit / 'images' / name}: is the SD card full?")
+        labels[name] = {"orientation": orientation(k), "slots": list(level), "hands": hands}
+    (kit / "labels.json").write_text(json.dumps(labels, indent=1) + "\n", encoding="utf-8")
+    guide.say(f"  Learning this table's colors, glyphs and hands from {len(labels)} photos ...")
+    if cal.vision_path.exists():
+        shutil.rmtree(cal.vision_path)
+    out = run_cli(["calibrate", "vision", str(kit), "--out", str(cal.vision_path)])
+    lines = [f"photos kept in {kit}", f"vision calibration in {cal.vision_path}"]
+    lines += [f"vision: {line}" for line in out.strip().splitlines()[-3:]]
+    return StepResult("vision", True, "good", lines), tower
+
+
+def step_check(rig, cal: CalibrationDir, guide: TerminalGuide, tower: list[list[str | None]], seed: int) -> StepResult:
+    """Read the finished tower's top level in a fresh photo (a light the vision step did not see)."""
+    guide.do(Action("show_top", "Hands away from the tower: the referee reads its top level.",
+                    data={"levels": tower, "hands": 0, "shot": 10_000 + seed}))
+    image = rig.camera().read()
+    path = cal.path / "check-top-level.png"
+    cv2.imwrite(str(path), image)
+    line = run_cli(["vision", "identify", str(cal.vision_path), str(path)]).strip().splitlines()[-1]
+    got = json.loads(line)
+    want = {"orientation": orientation(len(tower)), "slots": list(tower[-1]), "hands": 0}
+    if "error" in got:
+        return StepResult("check", False, "failed", [f"the test level could not be read: {got['error']}"])
+    right = [a == b for a, b in zip(got.get("slots", []), want["slots"])]
+    lines = [f"read {got.get('slots')} ({got.get('orientation')}), the tower has {want['slots']} ({want['orientation']})"]
+    ok = all(right) and len(right) == 3 and got.get("orientation") == want["orientation"] and got.get("hands") == 0
+    if not ok:
+        lines.append("the test level was misread: check the light (even, no strong shadows), then run the vision step again")
+    return StepResult("check", ok, "good" if ok else "failed", lines)
+
+
+# ---------------------------------------------------------------- the whole route
+
+
+def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: TerminalGuide, known_grams: float,
+               seed: int = 0, steps: tuple[str, ...] = STEPS) -> list[StepResult]:
+    """Every step in order; stops at the first step that fails (later steps rely on it)."""
+    results: list[StepResult] = []
+    tower: list[list[str | None]] | None = None
+    titles = {"markers": "the marker sheet", "loadcell": "the load cell", "imu": "the IMU (tray vibration)",
+              "vision": "the blocks' colors and glyphs", "check": "reading a test level"}
+    for n, step in enumerate(steps, start=1):
+        guide.say(f"\nStep {n} of {len(steps)}: {titles[step]}")
+        try:
+            if step == "markers":
+                result = step_markers(rig, cal, guide, limits)
+            elif step == "loadcell":
+                result = step_loadcell(rig, cal, guide, limits, known_grams)
+            elif step == "imu":
+                result = step_imu(rig, cal, guide, limits)
+            elif step == "vision":
+                result, tower = step_vision(rig, cal, guide, seed)
+            else:
+                if tower is None:
+                    raise CalibrationError("the check reads the tower the vision step built: run the vision step first")
+                result = step_check(rig, cal, guide, tower, seed)
+        except (CalibrationError, DeviceError) as exc:
+            result = StepResult(step, False, "failed", [str(exc)])
+        report(guide, result)
+        results.append(result)
+        if not result.ok:
+            guide.say(f"\nCalibration stopped at step {n}: fix what it says, then run `stacko calibrate` again.")
+            break
+    return results
