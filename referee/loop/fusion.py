@@ -115,13 +115,15 @@ Output = Union[FusedEvent, Question]
 
 @dataclass
 class _Pull:
-    lift_t: float
+    """One stretch of hands over the tower: a pull and place, or only a touch."""
+
+    lift_t: float | None
     votes: Counter
     two_hand_frames: int = 0
     place_t: float | None = None
     stable: int = 0
     last_names: tuple | None = None
-    last_reading: TopLevelReading | None = None
+    last_hand_t: float | None = None
 
 
 class Fuser:
@@ -136,36 +138,61 @@ class Fuser:
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
+        """One camera reading. Hands start (or feed) a pull; a settled new block on top ends it."""
         self.recent.append(reading)
         horizon = reading.t - self.config.pull_window_s
         while self.recent and self.recent[0].t < horizon:
             self.recent.pop(0)
-        pull = self.pull
-        if pull is None:
-            return []
-        puller_hands = [h for h in reading.hands if self.seating.seat_of(h) == self._puller(pull)]
-        if len(puller_hands) >= 2:
-            pull.two_hand_frames += 1
         if reading.hands:
-            for h in reading.hands:
-                pull.votes[self.seating.seat_of(h)] += 1
-            pull.stable = 0
+            pull = self.pull or self._start(None)
+            seats = [self.seating.seat_of(h) for h in reading.hands]
+            for seat in seats:
+                pull.votes[seat] += 1
+            if max(Counter(seats).values()) >= 2:
+                pull.two_hand_frames += 1
+            pull.stable, pull.last_hand_t = 0, reading.t
             return []
+        if self.pull is None:
+            if placed_slot(rnd.tower, reading) is None:
+                return []
+            self.pull = self._start(None)  # a block appeared without a hand seen: still judge it
+        pull = self.pull
         names = tuple(reading.names) + (reading.orientation,)
         pull.stable = pull.stable + 1 if names == pull.last_names else 1
-        pull.last_names, pull.last_reading = names, reading
+        pull.last_names = names
         if pull.stable < self.config.settle_frames:
             return []
-        return self._try_place(pull, reading, rnd)
+        out = self._try_place(pull, reading, rnd)
+        if out:
+            return out
+        waited_from = pull.place_t if pull.place_t is not None else None
+        if waited_from is not None and reading.t - waited_from > self.config.place_timeout_s:
+            self.questions_asked += 1
+            self.pull = None
+            return [Question("The referee did not see where the block went: please show where it was placed.",
+                             place_choices(rnd.tower),
+                             {"player": self._name(rnd, pull)})]
+        if pull.lift_t is None and pull.place_t is None:
+            self.pull = None  # hands came and went, nothing left the tray: a touch at most
+        return []
+
+    def _start(self, lift_t: float | None) -> _Pull:
+        self.pull = _Pull(lift_t, Counter())
+        return self.pull
+
+    def _name(self, rnd: Round, pull: _Pull) -> str | None:
+        seat = self._puller(pull)
+        return rnd.players[seat] if seat is not None else rnd.turn
 
     def on_sensor(self, event: SensorEvent, rnd: Round) -> list[Output]:
         kind = event.kind
-        if kind is SensorEventKind.LIFT and self.pull is None and rnd.hand is None:
-            votes = Counter(self.seating.seat_of(h) for r in self.recent for h in r.hands)
-            self.pull = _Pull(event.t, votes)
-            for r in self.recent:
-                if len(r.hands) >= 2 and len({self.seating.seat_of(h) for h in r.hands}) == 1:
-                    self.pull.two_hand_frames += 1
+        if kind is SensorEventKind.LIFT and rnd.hand is None:
+            pull = self.pull or self._start(event.t)
+            pull.lift_t = event.t
+            for r in self.recent:  # the hands that reached in before the weight left
+                if r.hands and (pull.last_hand_t is None or r.t < pull.last_hand_t):
+                    for h in r.hands:
+                        pull.votes[self.seating.seat_of(h)] += 1
             return []
         if kind is SensorEventKind.PLACE and self.pull is not None:
             self.pull.place_t = event.t
@@ -209,8 +236,7 @@ class Fuser:
         level, slot = placed
         slot_reading = reading.slots[slot]
         choice = choose_block(tower, slot_reading, self.config)
-        seat = self._puller(pull)
-        puller = rnd.players[seat] if seat is not None else rnd.turn
+        puller = self._name(rnd, pull)
         if isinstance(choice, Question):
             self.questions_asked += 1
             self.pull = None
@@ -247,6 +273,13 @@ def placed_slot(tower: Tower, reading: TopLevelReading) -> tuple[int, int] | Non
     if len(occupied) == 1:
         return (top + 1, occupied[0])
     return None
+
+
+def place_choices(tower: Tower) -> tuple[str, ...]:
+    """Where a block can go on top, as 'level/slot' choices for a question on the page."""
+    spots = [(tower.top_level, s) for s in tower.free_slots(tower.top_level)] if tower.top_level else []
+    spots += [(tower.top_level + 1, s) for s in range(3)]
+    return tuple(f"{lv}/{s}" for lv, s in spots)
 
 
 def choose_block(tower: Tower, reading, config: FusionConfig):

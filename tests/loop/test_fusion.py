@@ -1,0 +1,119 @@
+"""Fusion reads like the table: hands reach in, the weight goes, a block lands on top."""
+
+from referee.blocks import Block
+from referee.engine import new_round
+from referee.loop.fusion import FusedEvent, Fuser, FusionConfig, Question, SeatingPlan, placed_slot
+from referee.observations import HandReading, SensorEvent, SensorEventKind, SlotReading, TopLevelReading
+
+TOWER = [
+    ["red-1", "blue-1", "green-1"],
+    ["red-2", "blue-2", "green-2"],
+    ["red-3", "yellow-3", "blue-draw2"],
+    ["red-skip", "green-reverse", "wild"],
+]  # level 4 is the top ("y" orientation)
+
+
+def rnd3():
+    return new_round(["Ana", "Ben", "Cy"], TOWER)
+
+
+def top(names, orientation, t, hands=(), conf=0.95):
+    slots = tuple(SlotReading(Block.parse(n) if n else None, conf if n else 0.9) for n in names)
+    return TopLevelReading(orientation, slots, tuple(hands), t=t)
+
+
+def hand(side, t=0.0):
+    return HandReading(side, (0.0, 0.0), 0.9)
+
+
+def feed(fuser, rnd, frames):
+    out = []
+    for f in frames:
+        out += fuser.on_frame(f, rnd)
+    return out
+
+
+SEATS = SeatingPlan.evenly(3)  # Ana east (0 deg), Ben 120 deg, Cy 240 deg
+
+
+def test_a_block_landing_on_top_after_a_lift_is_a_pull_and_a_place_by_the_seat_that_reached_in():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    out = feed(f, rnd, [top(before, "y", 0.0, [hand("east")]), top(before, "y", 0.1, [hand("east")])])
+    out += f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out += f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.0), rnd)
+    after = [None, "red-2", None]
+    out += feed(f, rnd, [top(after, "x", 1.1), top(after, "x", 1.2)])
+    events = [o.event for o in out if isinstance(o, FusedEvent)]
+    assert events == [
+        {"event": "pull", "level": 2, "slot": 0, "player": "Ana", "block": "red-2"},
+        {"event": "place", "level": 5, "slot": 1},
+    ]
+    assert out[-1].released_at == 1.0
+
+
+def test_two_of_the_pullers_hands_over_the_tower_call_two_hands_after_the_pull():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    two = [hand("east"), hand("east")]
+    feed(f, rnd, [top(before, "y", 0.0, two), top(before, "y", 0.1, two)])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    kinds = [o.event["event"] for o in out]
+    assert kinds == ["pull", "two_hands", "place"]
+
+
+def test_hands_that_come_and_go_without_a_change_on_top_are_no_pull():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    out = feed(f, rnd, [top(before, "y", 0.0, [hand("west")]), top(before, "y", 0.1), top(before, "y", 0.2)])
+    assert out == [] and f.pull is None
+
+
+def test_a_misread_block_is_corrected_by_the_map():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    slots = (SlotReading(None, 0.9), SlotReading(Block.parse("yellow-4"), 0.5, (("yellow-3", 0.4),)), SlotReading(None, 0.9))
+    reading = lambda t: TopLevelReading("x", slots, (), t=t)
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, [reading(1.0), reading(1.1)])
+    assert out[0].event["block"] == "yellow-3"
+    assert "map holds none" in out[0].evidence["note"]
+
+
+def test_a_reading_the_map_cannot_settle_is_asked_not_guessed():
+    rnd = rnd3()
+    f = Fuser(SEATS, FusionConfig(ask_below=0.3))
+    slots = (SlotReading(None, 0.9), SlotReading(Block.parse("yellow-3"), 0.1), SlotReading(None, 0.9))
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, [TopLevelReading("x", slots, (), t=1.0), TopLevelReading("x", slots, (), t=1.1)])
+    assert len(out) == 1 and isinstance(out[0], Question)
+
+
+def test_a_collapse_is_blamed_through_the_hand_on_the_tower():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    feed(f, rnd, [top(before, "y", 0.0, [hand("north")])])  # 90 deg: nearest Ben (120)
+    out = f.on_sensor(SensorEvent(SensorEventKind.COLLAPSE, 0.3, 0.9, {"drop_g": 300.0}), rnd)
+    assert [o.event for o in out] == [{"event": "touch", "player": "Ben"}, {"event": "collapse"}]
+
+
+def test_placed_slot_compares_the_camera_top_with_the_map():
+    tower = rnd3().tower
+    assert placed_slot(tower, top(["red-skip", "green-reverse", "wild"], "y", 0)) is None
+    assert placed_slot(tower, top([None, None, "red-1"], "x", 0)) == (5, 2)
+
+
+def test_fusion_settings_are_validated():
+    import pytest
+    from referee.loop.fusion import FusionConfigError
+
+    with pytest.raises(FusionConfigError):
+        FusionConfig.from_dict({"settle_frames": "two"})
+    with pytest.raises(FusionConfigError):
+        FusionConfig.from_dict({"warp": 1})
+    assert FusionConfig.from_dict({"settle_frames": 3}).settle_frames == 3
