@@ -14,12 +14,15 @@ def _add_log(p: argparse.ArgumentParser) -> None:
 def _open_store(args: argparse.Namespace, must_exist: bool = True):
     from pathlib import Path
 
-    from .store import MatchStore, default_log_path
+    from .store import MatchStore, StoreError, default_log_path
 
     path = Path(args.log) if args.log else default_log_path()
     if must_exist and not path.exists():
         raise SystemExit(_fail(f"there is no match log at {path}"))
-    return MatchStore(path)
+    try:
+        return MatchStore(path)
+    except StoreError as exc:
+        raise SystemExit(_fail(str(exc))) from None
 
 
 def _fail(message: str) -> int:
@@ -51,6 +54,8 @@ def register(groups) -> None:
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all, so tablets can reach it)")
     p.add_argument("--pin", help="the table PIN (default: a random one, printed at start)")
+    p.add_argument("--no-follow", action="store_true",
+                   help="do not follow the log live (by default a referee writing the same log shows up live)")
 
     p = groups.subcommand("bench", "web", "N concurrent live-page viewers on loopback: publish-to-arrival delay", _bench_web)
     p.add_argument("--viewers", type=int, default=50)
@@ -143,14 +148,21 @@ def _log_export(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from .app import create_app
+    from .follow import LogFollower
     from .hub import TableHub
     from .server import serve_forever
 
     store = _open_store(args, must_exist=False)
-    app = create_app(TableHub(), store, args.pin)
+    hub = TableHub()
+    app = create_app(hub, store, args.pin)
+    follower = None if args.no_follow else LogFollower(store, hub).start()
     print(f"Stacko Referee status page on http://{args.host}:{args.port}/  (log: {store.path})", flush=True)
     print(f"Table PIN: {app.config['TABLE_PIN']}", flush=True)
-    serve_forever(app, args.host, args.port)
+    try:
+        serve_forever(app, args.host, args.port)
+    finally:
+        if follower is not None:
+            follower.stop()
     return 0
 
 

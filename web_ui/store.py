@@ -329,6 +329,29 @@ class MatchStore:
         for m, r, s, t, ev, evid, out in rows:
             yield LoggedEvent(m, r, s, t, json.loads(ev), _loads(evid), _loads(out))
 
+    def events_after(self, rowid: int, limit: int = 1000) -> list[tuple[int, LoggedEvent]]:
+        """Events appended after `rowid` (0: from the start), oldest first, with their rowids.
+
+        Rows are only ever appended, so the rowid is a cursor another process can follow."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, match_id, round_no, seq, t, event, evidence, output FROM events WHERE rowid > ? "
+                "ORDER BY rowid LIMIT ?", (rowid, limit)).fetchall()
+        return [(r[0], LoggedEvent(r[1], r[2], r[3], r[4], json.loads(r[5]), _loads(r[6]), _loads(r[7]))) for r in rows]
+
+    def last_rowid(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()[0])
+
+    def latest_round_start_rowid(self) -> int:
+        """The cursor just before the newest round's first event (to show that round from its start)."""
+        with self._lock:
+            row = self._db.execute("SELECT match_id, round_no FROM events ORDER BY rowid DESC LIMIT 1").fetchone()
+            if row is None:
+                return 0
+            first = self._db.execute("SELECT MIN(rowid) FROM events WHERE match_id = ? AND round_no = ?", row).fetchone()
+        return int(first[0]) - 1
+
     def unfinished_match(self) -> dict | None:
         """The newest match not marked finished, with its open round and that round's events (to resume)."""
         with self._lock:

@@ -175,6 +175,15 @@ def test_the_page_recovers_after_the_referee_is_killed_and_restarted(browser, tm
         proc = start_serve(log, port)
         page.wait_for_selector("#conn.on", timeout=15_000)
         page.wait_for_function("document.getElementById('turn').textContent === 'Zed'", timeout=10_000)
+        with MatchStore(log) as store:  # the referee (another process) goes on logging: the page follows
+            pull = {"event": "pull", "level": 1, "slot": 1}
+            runner = ScriptRunner()
+            runner.feed(dict(setup))
+            out = runner.feed(dict(pull))
+            assert out["ok"]
+            store.append(m, r, pull, output=out)
+        page.wait_for_selector("#hand .block", timeout=10_000)
+        assert page.locator("#tower .block:not(.empty)").count() == 44
         page.screenshot(path=str(ARTIFACTS / "page-after-restart.png"), full_page=True)
         page.close()
     finally:

@@ -41,3 +41,45 @@ def test_recorder_resumes_the_unfinished_round_after_a_restart(store):
     assert info["id"] == m and info["events"] == [{"event": "touch", "player": "Ana"}]
     again.record({"event": "collapse"}, {"ok": True, "over": True, "say": []})
     assert [e.seq for e in store.events(m)] == [1, 2]
+
+
+def test_a_server_following_the_log_shows_what_another_process_logs(tmp_path):
+    from referee.randomplay import random_game
+    from referee.script import ScriptRunner
+    from web_ui.follow import LogFollower
+    from web_ui.store import MatchStore
+
+    path = tmp_path / "log.sqlite"
+    writer, reader = MatchStore(path), MatchStore(path)  # two connections, as two processes would have
+    events = random_game(random.Random(9), players=2)[:8]
+    runner = ScriptRunner()
+    m = writer.new_match(events[0]["players"])
+    r = writer.new_round(m)
+    hub = TableHub()
+    follower = LogFollower(reader, hub)
+    assert follower.poll() == 0 and hub.latest() is None
+    outputs = []
+    for e in events:
+        outputs.append(runner.feed(dict(e)))
+        writer.append(m, r, e)  # logged without a decision: the follower asks the engine
+    assert follower.poll() == len(events)
+    last_ok = [o for o in outputs if o["ok"]][-1]
+    latest = hub.latest()["report"]
+    assert latest["turn"] == last_ok["turn"] and latest["call"] == last_ok["call"]
+    assert (latest["match"], latest["round"], latest["players"]) == (m, r, events[0]["players"])
+    assert follower.poll() == 0
+
+
+def test_a_follower_starts_at_the_newest_round(tmp_path):
+    from web_ui.follow import LogFollower
+    from web_ui.store import MatchStore
+
+    store = MatchStore(tmp_path / "log.sqlite")
+    m = store.new_match(["Ana", "Ben"])
+    for n in range(2):
+        r = store.new_round(m)
+        store.append(m, r, {"event": "touch", "player": "Ana"}, output={"ok": True, "turn": f"round {r}", "say": []})
+    hub = TableHub()
+    LogFollower(store, hub).poll()
+    v = hub.subscribe()
+    assert [v.get(0.1)["report"]["turn"]] == ["round 2"] and v.get(0.01) is None
