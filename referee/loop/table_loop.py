@@ -1,0 +1,156 @@
+"""The referee's senses, polled: sensors -> detectors, camera -> vision, buttons and page -> session.
+
+The same loop runs on a Pi (real devices, real clock) and on the digital twin (emulated chips,
+simulated clock): it only sees the devices' interfaces. Each poll reads whatever is new, turns it
+into observations, fuses them into referee events and hands those to the session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from referee.loop.fusion import FusedEvent, Fuser, Question
+from referee.loop.session import RefereeSession
+from referee.observations import ButtonPress, SensorEvent, TopLevelReading
+
+
+class TopReader(Protocol):
+    """The vision pipeline as the loop sees it (vision/reader.py implements it)."""
+
+    def read(self, image: np.ndarray, t: float, seq: int, z_hint_mm: float | None = None) -> TopLevelReading: ...
+
+
+class SensorStream(Protocol):
+    """New IMU and load samples since the last call: (imu_t, accel, load_t, grams); arrays may be empty."""
+
+    def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+class Detectors(Protocol):
+    def feed(self, imu_t=None, accel=None, load_t=None, grams=None) -> list[SensorEvent]: ...
+
+    def speaking(self, t0: float, t1: float) -> None: ...
+
+
+@dataclass
+class LoopStats:
+    frames: int = 0
+    unreadable_frames: int = 0
+    sensor_events: list[SensorEvent] = field(default_factory=list)
+    fused: list[FusedEvent] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+    refused: list[tuple[dict, str]] = field(default_factory=list)
+
+
+class TableLoop:
+    LEVEL_MM = 15.0
+
+    def __init__(
+        self,
+        session: RefereeSession,
+        fuser: Fuser,
+        reader: TopReader | None,
+        camera: Any | None,
+        sensors: SensorStream | None,
+        detectors: Detectors | None,
+        clock: Any,
+        frame_period_s: float = 0.1,
+        buttons: Any | None = None,
+        speaker: Any | None = None,
+        on_question: Callable[[Question], list[dict] | None] | None = None,
+        on_frame: Callable[[Any, TopLevelReading | None], None] | None = None,
+    ):
+        self.session = session
+        self.fuser = fuser
+        self.reader = reader
+        self.camera = camera
+        self.sensors = sensors
+        self.detectors = detectors
+        self.clock = clock
+        self.frame_period_s = frame_period_s
+        self.buttons = buttons
+        self.speaker = speaker
+        self.on_question = on_question
+        self.on_frame = on_frame
+        self.next_frame_t = clock.now()
+        self.stats = LoopStats()
+        self._spoken_upto = 0
+
+    # -- one poll -------------------------------------------------------------------------------
+    def poll(self) -> None:
+        rnd = self.session.round
+        if rnd is None or rnd.over:
+            return
+        self._sensors()
+        now = self.clock.now()
+        if self.camera is not None and now >= self.next_frame_t:
+            self.next_frame_t = now + self.frame_period_s
+            self._frame()
+        self._buttons()
+        self.session.poll_page()
+        self.session.tick()
+
+    def _sensors(self) -> None:
+        if self.sensors is None or self.detectors is None:
+            return
+        if self.speaker is not None:  # the referee's own voice shakes the table: hold-off
+            intervals = self.speaker.intervals()
+            for t0, t1 in intervals[self._spoken_upto:]:
+                self.detectors.speaking(t0, t1)
+            self._spoken_upto = len(intervals)
+        imu_t, accel, load_t, grams = self.sensors.read()
+        events = self.detectors.feed(imu_t=imu_t, accel=accel, load_t=load_t, grams=grams)
+        for ev in events:
+            self.stats.sensor_events.append(ev)
+            self._submit_all(self.fuser.on_sensor(ev, self.session.round))
+
+    def _frame(self) -> None:
+        frame = self.camera.read()
+        rnd = self.session.round
+        z_hint = rnd.tower.top_level * self.LEVEL_MM if rnd is not None else None
+        reading: TopLevelReading | None = None
+        if self.reader is not None:
+            try:
+                reading = self.reader.read(frame.image, frame.t, frame.seq, z_hint)
+            except Exception as exc:  # an unreadable frame is reported and skipped, never fatal
+                self.stats.unreadable_frames += 1
+                self.session._echo(f"camera frame {frame.seq} unreadable: {exc}")
+        self.stats.frames += 1
+        if self.on_frame is not None:
+            self.on_frame(frame, reading)
+        if reading is not None and not reading.uncertain:
+            self._submit_all(self.fuser.on_frame(reading, self.session.round))
+
+    def _buttons(self) -> None:
+        if self.buttons is None:
+            return
+        for press in self.buttons.read():
+            self.handle_button(press)
+
+    def handle_button(self, press: ButtonPress) -> None:
+        rnd = self.session.round
+        if rnd is None or rnd.over:
+            return
+        if press.button in ("red", "yellow", "green", "blue"):
+            self.session.name_color(press.button)
+
+    # -- results --------------------------------------------------------------------------------
+    def _submit_all(self, outputs) -> None:
+        for out in outputs:
+            if isinstance(out, Question):
+                self.stats.questions.append(out)
+                self.session._announce(self.session.round, [out.text], urgent=True)
+                answer = self.on_question(out) if self.on_question is not None else None
+                for event in answer or []:
+                    self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+                continue
+            self._submit(out)
+
+    def _submit(self, fused: FusedEvent) -> None:
+        self.stats.fused.append(fused)
+        report = self.session.submit(fused.event, fused.evidence, released_at=fused.released_at)
+        if not report.get("ok"):
+            self.stats.refused.append((fused.event, report.get("error", "")))
