@@ -93,8 +93,9 @@ class MPU6050Samples:
         self.imu, self.clock, self.poll_s = imu, clock, poll_s
 
     def samples(self, seconds: float) -> tuple[np.ndarray, np.ndarray]:
-        self.imu.read_fifo()  # drop what piled up while waiting (clears a stale overflow too)
-        self.imu.reset_fifo()
+        for _ in range(3):  # drop what piled up while waiting, until the FIFO reads clean (no stale overflow)
+            if not self.imu.read_fifo().overflowed:
+                break
         accel, gyro = [], []
         end = self.clock.now() + seconds
         while self.clock.now() < end:

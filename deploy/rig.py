@@ -22,9 +22,6 @@ from calibration.steps import Action
 from hardware.clock import Clock, RealClock
 from hardware.errors import DeviceMissing
 
-BUTTON_NAMES = ("red", "yellow", "green", "blue", "uno", "confirm")
-
-
 class Camera(Protocol):
     def read(self) -> np.ndarray:
         """One BGR frame."""
@@ -47,45 +44,36 @@ class Speaker(Protocol):
 # ---------------------------------------------------------------- shared pieces
 
 
-def button_pins() -> dict[str, int]:
-    """BCM pins of the buttons, from the hardware engineer's button config."""
-    from hardware.buttons import ButtonConfig
+class ButtonPanel:
+    """The hardware engineer's `Buttons` (real pins on the Pi, mock pins on the twin) as the doctor uses them:
+    which are held down, and waiting for one press. `press(name, down)` lets the twin's person press."""
 
-    return dict(ButtonConfig().pins())
-
-
-class GpioButtons:
-    """gpiozero Buttons on the configured pins (real pins on the Pi, mock pins on the twin)."""
-
-    def __init__(self, pins: dict[str, int], clock: Clock, press: Callable[[str, bool], None] | None = None):
-        from gpiozero import Button
-
-        self.clock, self._press = clock, press
-        self.buttons = {name: Button(pin, pull_up=True, bounce_time=None) for name, pin in pins.items()}
+    def __init__(self, buttons, clock: Clock, press: Callable[[str, bool], None] | None = None):
+        self.buttons, self.clock, self._press = buttons, clock, press
 
     def names(self) -> list[str]:
-        return list(self.buttons)
+        return list(self.buttons.buttons)
 
     def held(self) -> list[str]:
-        return [n for n, b in self.buttons.items() if b.is_pressed]
+        return self.buttons.held()
 
     def wait_press(self, name: str, timeout_s: float) -> bool:
+        self.buttons.read()  # forget earlier presses
         if self._press:
-            self._press(name, True)  # the twin's person presses it ...
+            self._press(name, True)
         try:
             end = self.clock.now() + timeout_s
             while self.clock.now() < end:
-                if self.buttons[name].is_pressed:
+                if any(p.button == name for p in self.buttons.read()):
                     return True
                 self.clock.sleep(0.01)
             return False
         finally:
             if self._press:
-                self._press(name, False)  # ... and lets go
+                self._press(name, False)
 
     def close(self) -> None:
-        for b in self.buttons.values():
-            b.close()
+        self.buttons.close()
 
 
 class EspeakSpeaker:
@@ -160,7 +148,9 @@ class PiRig:
         return _FrameImages(cam)
 
     def buttons(self) -> Buttons:
-        return GpioButtons(button_pins(), self.clock)
+        from hardware.buttons import ButtonConfig, Buttons
+
+        return ButtonPanel(Buttons(ButtonConfig(), self.clock), self.clock)
 
     def speaker(self) -> Speaker:
         return EspeakSpeaker(alsa_outputs)
@@ -256,19 +246,19 @@ class TwinRig:
         return self._camera
 
     def buttons(self) -> Buttons:
-        from gpiozero import Device
         from gpiozero.pins.mock import MockFactory
 
-        Device.pin_factory = MockFactory()
-        pins = button_pins()
-        if not self.table.has("buttons"):
-            pins = {}
+        from hardware.buttons import ButtonConfig, Buttons
+
+        factory = MockFactory()
+        config = ButtonConfig() if self.table.has("buttons") else ButtonConfig(buttons={})
+        panel = Buttons(config, self.clock, pin_factory=factory)
 
         def press(name: str, down: bool) -> None:
-            pin = Device.pin_factory.pin(pins[name])
+            pin = factory.pin(config.buttons[name])
             pin.drive_low() if down else pin.drive_high()
 
-        return GpioButtons(pins, self.clock, press)
+        return ButtonPanel(panel, self.clock, press)
 
     def speaker(self) -> Speaker:
         outputs = (lambda: []) if not self.table.has("speaker") else (lambda: ["twin: WAV file output"])
