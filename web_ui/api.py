@@ -14,7 +14,7 @@ from flask import Blueprint, Response, abort, jsonify, request, session, stream_
 from flask_wtf.csrf import generate_csrf
 
 from .actions import ActionError
-from .app import is_table, table_context
+from .app import NOT_TABLE, PIN_HEADER, is_table, table_context
 from .replay import round_steps, state_from_log
 from .security import check_pin
 from .store import StoreError
@@ -89,12 +89,12 @@ def lock() -> Response:
 @api.post("/actions")
 def submit_action() -> Response:
     if not is_table():
-        return _error("only the table can do that: unlock with the PIN shown on the referee's console", 403)
+        return _error(NOT_TABLE, 403)
     data = request.get_json(silent=True)
     if data is None:
         return _error("send the request as JSON", 400)
     try:
-        action = table_context().hub.submit(data)
+        action = table_context().hub.submit(data, source="api" if PIN_HEADER in request.headers else "page")
     except ActionError as exc:
         return _error(str(exc), 400)
     return jsonify({"ok": True, "action": action}), 202

@@ -17,6 +17,7 @@ from .security import DEFAULT_LIMITS, Limit, RateLimiter, check_pin, pin_fingerp
 from .store import MatchStore
 
 PIN_HEADER = "X-Table-PIN"
+NOT_TABLE = "only the table can do that: unlock with the PIN shown on the referee's console"
 
 
 @dataclass
@@ -95,13 +96,17 @@ def create_app(hub: TableHub | None = None, store: MatchStore | None = None, pin
                 response.status_code = 429
                 response.headers["Retry-After"] = str(max(1, round(wait)))
                 return response
+        if request.method == "POST" and path == "/api/actions" and not is_table():
+            response = jsonify({"ok": False, "error": NOT_TABLE})
+            response.status_code = 403
+            return response
         if request.method == "POST" and PIN_HEADER not in request.headers:
             csrf.protect()
         return None
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError) -> object:
-        return jsonify({"ok": False, "error": "this page is out of date; reload it and try again"}), 400
+        return jsonify({"ok": False, "error": "this page's security token is missing or out of date; reload the page and try again"}), 400
 
     @app.errorhandler(404)
     def not_found(exc: Exception) -> object:

@@ -69,6 +69,12 @@ def test_the_table_pin_unlocks_control_and_actions_reach_the_loop(client, hub):
                        headers={"X-CSRFToken": token}).status_code == 403
 
 
+def test_a_spectator_script_is_told_it_needs_the_table(client, hub):
+    resp = client.post("/api/actions", json={"action": "uno", "caller": "Ben", "offender": "Ana"})
+    assert resp.status_code == 403 and "PIN" in resp.get_json()["error"]
+    assert hub.actions() == []
+
+
 def test_a_wrong_pin_is_refused(client):
     resp = client.post("/api/unlock", json={"pin": "0000"}, headers={"X-CSRFToken": csrf(client)})
     assert resp.status_code == 403
@@ -79,7 +85,7 @@ def test_requests_without_the_csrf_token_are_refused(client, hub):
     unlock(client)
     resp = client.post("/api/actions", json={"action": "claim_no_match", "player": "Ana"})
     assert resp.status_code == 400
-    assert "reload" in resp.get_json()["error"]
+    assert "reload the page" in resp.get_json()["error"]
     assert hub.actions() == []
 
 
