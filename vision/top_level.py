@@ -326,8 +326,11 @@ def occupancy_features(face: TopFace, slot: int, color_f: np.ndarray) -> np.ndar
                            color_f[-5:]]).astype(np.float32)
 
 
-def foreground(cfg: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:
-    """Is the pixel at each (..., 2) position not bare tray? (chromaticity or brightness differs)."""
+def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:
+    """Is the pixel at each (..., 2) position not bare tray? (chromaticity or brightness differs)
+
+    `th` holds the thresholds: chroma (L1 chromaticity distance), dark and bright (brightness
+    ratios to the tray; a shadow stays above `dark`)."""
     h, w = img.shape[:2]
     x = np.clip(np.rint(uv[..., 0]).astype(np.int32), 0, w - 1)
     y = np.clip(np.rint(uv[..., 1]).astype(np.int32), 0, h - 1)
@@ -336,7 +339,7 @@ def foreground(cfg: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarr
     ratio = px.sum(axis=-1) / ref.sum()
     chrom = px / px.sum(axis=-1, keepdims=True) - ref / ref.sum()
     dist = np.abs(chrom).sum(axis=-1)
-    sc = cfg["silhouette"]
+    sc = th
     fg = (dist > float(sc["chroma"])) | (ratio < float(sc["dark"])) | (ratio > float(sc["bright"]))
     inside = (uv[..., 0] >= 0) & (uv[..., 0] < w) & (uv[..., 1] >= 0) & (uv[..., 1] < h)
     return fg & inside
@@ -369,10 +372,10 @@ def silhouette_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarr
     t = np.asarray(cam.tvec, dtype=np.float64)
     uv_in = _project_many(cam.K, cam.R, t, pin, zs)
     uv_out = _project_many(cam.K, cam.R, t, pout, zs)
-    fg_in = foreground(cfg, img, tray_bgr, uv_in)
+    fg_in = foreground(sc, img, tray_bgr, uv_in)
     # the ray must be mostly tower from the tray up to z (a glyph may look like the tray for a while)
     run = np.cumsum(fg_in, axis=0) / np.arange(1, len(zs) + 1)[:, None]
-    edge = fg_in & ~foreground(cfg, img, tray_bgr, uv_out) & (run >= float(sc["min_run_fraction"]))  # (Z, P)
+    edge = fg_in & ~foreground(sc, img, tray_bgr, uv_out) & (run >= float(sc["min_run_fraction"]))  # (Z, P)
     # only the sides whose top edge moves outwards in the image as z grows bound the silhouette
     move = uv_in[-1] - uv_in[0]
     outward = uv_out[0] - uv_in[0]
@@ -391,3 +394,76 @@ def silhouette_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarr
     if len(use) == 0:
         return float("nan")
     return float(np.median(use))
+
+
+def face_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float) -> tuple[np.ndarray, int]:
+    """Homography from face-image pixels (x east to the right, y north up) to image pixels."""
+    ppm = float(cfg["orientation"]["px_per_mm"])
+    m = float(cfg["orientation"]["margin_mm"])
+    half = tray.footprint_half
+    cx, cy = tray.tower_center
+    size = int(round((2 * half + 2 * m) * ppm))
+    A = np.array([[1 / ppm, 0, cx - half - m], [0, -1 / ppm, cy + half + m], [0, 0, 1]])
+    return reg.camera.plane_homography(z) @ A, size
+
+
+def face_image(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float) -> np.ndarray:
+    Hf, size = face_homography(cfg, tray, reg, z)
+    return cv2.warpPerspective(img, Hf, (size, size), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.ndarray:
+    """Where the long seams run: gradient profiles across rows and columns of the top face.
+
+    For orientation "x" the seams between the three blocks are rows of the face image; for "y"
+    they are columns. Profiles are pooled into bins a few mm wide so a block a little off its
+    slot still lands in the right bin. Rotating the face by 90 degrees swaps the two halves.
+    """
+    oc = cfg["orientation"]
+    ppm = float(oc["px_per_mm"])
+    m = float(oc["margin_mm"])
+    W = tray.block_mm[1]
+    lab = cv2.cvtColor(face_bgr, cv2.COLOR_BGR2Lab).astype(np.float32)
+    feats = []
+    n = face_bgr.shape[0]
+    lo, hi = int((m + 4) * ppm), int(n - (m + 4) * ppm)
+    bins = int(oc["profile_bins"])
+    for ch in ((0,), (1, 2)):
+        gx = sum(np.abs(cv2.Sobel(lab[..., c], cv2.CV_32F, 1, 0, ksize=3)) for c in ch)
+        gy = sum(np.abs(cv2.Sobel(lab[..., c], cv2.CV_32F, 0, 1, ksize=3)) for c in ch)
+        rows = gy[:, lo:hi].mean(axis=1)  # seams of an "x" level
+        cols = gx[lo:hi, :].mean(axis=0)  # seams of a "y" level
+        scale = float(np.median(np.concatenate([rows, cols]))) + 1.0
+        for prof in (rows, cols):
+            p = prof / scale
+            seam = []
+            for k in (1, 2):
+                c = int(round((m + k * W) * ppm))
+                r = int(round(float(oc["seam_window_mm"]) * ppm))
+                seam.append(float(p[max(0, c - r): c + r + 1].max()))
+            pooled = cv2.resize(p.reshape(1, -1), (bins, 1), interpolation=cv2.INTER_AREA).reshape(-1)
+            feats.append(np.concatenate([seam, [np.mean(seam)], pooled]))
+        feats.append(np.array([np.log((gy.mean() + 1) / (gx.mean() + 1))]))
+    return np.concatenate(feats).astype(np.float32)
+
+
+def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndarray, color_f: np.ndarray) -> np.ndarray:
+    """Does a block lie here? A block's patch is one colour with edges at its long sides; an
+    empty slot shows the level below: seams across the patch, 15 mm further down."""
+    lab = cv2.cvtColor(np.clip(patch_bgr.astype(np.float32) * gains / 255.0, 0, 1), cv2.COLOR_BGR2Lab)
+    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(axis=2)
+    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2)
+    h, w = gx.shape
+    cols = gx[h // 6: h - h // 6].mean(axis=0)
+    rows = gy[:, w // 8: w - w // 8].mean(axis=1)
+    inner = cols[w // 10: w - w // 10]
+    # a seam across the patch (the level below) is a column peak away from the ends
+    seam_across = float(np.max(inner) / (np.median(inner) + 1.0))
+    edge_long = float((rows[:3].max() + rows[-3:].max()) / (np.median(rows) + 1.0))
+    a = lab[..., 1].reshape(-1)
+    b = lab[..., 2].reshape(-1)
+    thirds = [lab[:, k * w // 3:(k + 1) * w // 3].reshape(-1, 3).mean(axis=0) for k in range(3)]
+    spread = float(np.linalg.norm(thirds[0] - thirds[2]) + np.linalg.norm(thirds[0] - thirds[1]) + np.linalg.norm(thirds[1] - thirds[2]))
+    return np.concatenate([[seam_across, edge_long, spread / 100, float(np.std(a)) / 50, float(np.std(b)) / 50,
+                            float(gx.mean()) / 50, float(gy.mean()) / 50], color_f]).astype(np.float32)

@@ -1,0 +1,178 @@
+"""Calibration from a labelled kit: `stacko calibrate vision KIT --out DIR`.
+
+Learns, from the kit's own photos: the camera's focal length (all views of the markers), the
+tray's colour under the kit's light (the colour-constancy reference), the orientation, occupancy,
+colour and glyph classifiers (with small geometric and light jitter so a few dozen photos are
+enough), and the hand thresholds (a small grid search on the kit's hand counts). Writes DIR with
+config.json (all thresholds), tray.json, the model files and report.json.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision import top_level as tl
+from vision.hands import find_hands
+from vision.kit import Kit, KitError, load_kit
+from vision.models import train_linear
+from vision.reader import Pipeline, default_config, merge
+from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
+
+MIN_IMAGES = 6
+
+
+@dataclass
+class Prepared:
+    name: str
+    img: np.ndarray
+    reg: object
+    tray_bgr: np.ndarray
+    z: float
+
+
+def _glyph_of(block) -> str:
+    return block.glyph
+
+
+def _color_of(block) -> str:
+    return "wild" if block.color is None else block.color.value
+
+
+def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 0) -> dict:
+    kit = load_kit(kit_path)
+    if len(kit.labels) < MIN_IMAGES:
+        raise KitError(f"the kit has {len(kit.labels)} labelled images; calibration needs at least {MIN_IMAGES}")
+    cfg = default_config()
+    det = make_detector(cfg)
+    rng = np.random.default_rng(seed)
+
+    # 1. read every image, find the markers, learn the focal length from all views
+    images, views, sizes = {}, [], set()
+    for name in kit.labels:
+        img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
+        if img is None:
+            raise KitError(f"the kit image {kit.image_path(name)} cannot be read as an image")
+        images[name] = img
+        sizes.add(img.shape[:2])
+        obj, pix, ids = correspondences(kit.tray, detect_markers(det, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)))
+        if len(ids) >= 2:
+            views.append((obj, pix))
+    if len(sizes) != 1:
+        raise KitError("the kit's images must all have the same size (one camera)")
+    h, w = next(iter(sizes))
+    if len(views) < max(3, len(images) // 2):
+        raise KitError(f"the tray's markers are visible in only {len(views)} of {len(images)} images: check tray.json "
+                       "(marker ids and corners) against the photos")
+    focal, rms = calibrate_focal(kit.tray, views, w, h, 0.9 * w)
+    cfg["camera"]["focal_px"] = focal
+    log(f"camera: focal length {focal:.1f} px (marker fit {rms:.2f} px rms) from {len(views)} views")
+
+    # 2. registration, tray colour and top height per image
+    prepared: list[Prepared] = []
+    skipped = []
+    for name, img in images.items():
+        try:
+            reg = register(cfg, kit.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), det)
+        except TrayNotFound as exc:
+            skipped.append((name, str(exc)))
+            continue
+        tray_bgr = tl.tray_color(cfg, kit.tray, reg, img)
+        prepared.append(Prepared(name, img, reg, tray_bgr, 0.0))
+    if len(prepared) < MIN_IMAGES:
+        raise KitError(f"the tray was found in only {len(prepared)} images; calibration needs {MIN_IMAGES}")
+    cfg["color"]["tray_ref_bgr"] = [float(v) for v in np.median([p.tray_bgr for p in prepared], axis=0)]
+    pipe = Pipeline(cfg, kit.tray)
+    from vision.reader import top_height
+    for p in prepared:
+        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr)
+
+    # 3. features with jitter, then the four classifiers
+    X = {"orientation": [], "occupancy": [], "color": [], "glyph": []}
+    Y = {k: [] for k in X}
+    jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
+    n_gain = int(cfg["calibration"]["gain_jitter_samples"])
+    gsig = float(cfg["calibration"]["gain_jitter"])
+    for p in prepared:
+        lab = kit.labels[p.name]
+        base_gains = tl.color_gains(cfg, p.tray_bgr)
+        for dz in jit_z:
+            z = max(kit.tray.block_mm[2], p.z + dz)
+            face = tl.face_image(cfg, kit.tray, p.reg, p.img, z)
+            for k in range(4):
+                rot = np.ascontiguousarray(np.rot90(face, k))
+                o = lab.orientation if k % 2 == 0 else ("y" if lab.orientation == "x" else "x")
+                X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
+                Y["orientation"].append(o)
+            patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
+            for s, patch in enumerate(patches):
+                block = lab.slots[s]
+                for _ in range(n_gain):
+                    gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
+                    cf = tl.color_features(patch, gains)
+                    X["occupancy"].append(tl.occupancy_features_patch(cfg, patch, gains, cf))
+                    Y["occupancy"].append("empty" if block is None else "block")
+                    if block is not None:
+                        X["color"].append(cf)
+                        Y["color"].append(_color_of(block))
+                if block is not None:
+                    X["glyph"].append(tl.glyph_features(cfg, patch))
+                    Y["glyph"].append(_glyph_of(block))
+                    X["glyph"].append(tl.glyph_features(cfg, np.ascontiguousarray(patch[::-1, ::-1])))
+                    Y["glyph"].append(_glyph_of(block))
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped, "focal_px": focal, "models": {}}
+    C = cfg["calibration"]["C"]
+    for name in ("orientation", "occupancy", "color", "glyph"):
+        counts = Counter(Y[name])
+        path = outdir / f"{name}.npz"
+        if len(counts) < 2:
+            log(f"warning: the kit shows only {sorted(counts) or 'no'} for {name}; that model is left out")
+            if path.exists():
+                path.unlink()
+            continue
+        model = train_linear(np.array(X[name]), Y[name], C=float(C[name]))
+        model.save(path)
+        acc = float(np.mean(np.array(model.classes)[np.argmax(model.proba(np.array(X[name])), axis=1)] == np.array(Y[name])))
+        report["models"][name] = {"samples": len(Y[name]), "classes": dict(counts), "train_accuracy": round(acc, 4)}
+        log(f"{name}: {len(Y[name])} samples, classes {dict(sorted(counts.items()))}, training accuracy {acc:.3f}")
+    for c in ("red", "yellow", "green", "blue"):
+        if c not in Counter(Y["color"]):
+            log(f"warning: no {c} block is labelled in the kit, so {c} cannot be recognised")
+
+    # 4. hand thresholds: small grid search on the kit's hand counts
+    grid = cfg["calibration"]["hand_grid"]
+    best = None
+    for chroma in grid["chroma"]:
+        for width in grid["two_arm_width_mm"]:
+            for above in grid["plane_above_top_mm"]:
+                hc = merge(cfg, {"hands": {"chroma": chroma, "two_arm_width_mm": width, "plane_above_top_mm": above}})
+                right = 0
+                for p in prepared:
+                    n = len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z))
+                    right += n == kit.labels[p.name].hands
+                score = right / len(prepared)
+                if best is None or score > best[0] + 1e-9:
+                    best = (score, chroma, width, above)
+    cfg["hands"].update({"chroma": best[1], "two_arm_width_mm": best[2], "plane_above_top_mm": best[3]})
+    report["hands_train_accuracy"] = round(best[0], 4)
+    log(f"hands: chroma {best[1]}, two arms from {best[2]} mm, plane {best[3]} mm above the top: "
+        f"{best[0]:.3f} exact on the kit")
+
+    # 5. write the folder
+    (outdir / "tray.json").write_text(json.dumps(kit.tray.to_json(), indent=1) + "\n", encoding="utf-8")
+    over = {k: cfg[k] for k in ("camera", "color", "hands")}
+    over["calibrated_from"] = str(Path(kit_path))
+    (outdir / "config.json").write_text(json.dumps(over, indent=1) + "\n", encoding="utf-8")
+    (outdir / "report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if skipped:
+        log(f"{len(skipped)} images skipped: " + "; ".join(f"{n}: {e}" for n, e in skipped[:5]))
+    return report

@@ -1,0 +1,98 @@
+"""Evaluation on labelled kits (chesscog-style): per-image rows and summary accuracies.
+
+`stacko bench vision` calibrates on one kit and scores another (light, blur, noise, pose and
+skin tones calibration never saw), timing every frame with OpenCV on one thread.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.kit import load_kit
+from vision.reader import Pipeline, read_frame
+from vision.tray import TrayNotFound
+
+
+def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | None = None) -> dict:
+    """Score a pipeline on a labelled kit; optionally write one JSON line per image."""
+    kit = load_kit(kit_path)
+    rows = []
+    times = []
+    for name, lab in kit.labels.items():
+        img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
+        if img is None:
+            rows.append({"image": name, "error": "unreadable"})
+            continue
+        if img.shape[:2] != (480, 640):
+            img_t = cv2.resize(img, (640, 480), interpolation=cv2.INTER_AREA)
+        else:
+            img_t = img
+        t0 = time.perf_counter()
+        try:
+            res = read_frame(pipe, img)
+        except (TrayNotFound, ValueError) as exc:
+            rows.append({"image": name, "error": str(exc), "truth": _truth(lab)})
+            continue
+        times.append(time.perf_counter() - t0)
+        r = res.reading
+        truth_slots = [b.name if b else None for b in lab.slots]
+        row = {
+            "image": name,
+            "orientation": r.orientation, "slots": r.names, "hands": len(r.hands),
+            "truth": _truth(lab),
+            "slot_ok": [a == b for a, b in zip(r.names, truth_slots)],
+            "orientation_ok": r.orientation == lab.orientation,
+            "hands_ok": len(r.hands) == lab.hands,
+            "two_ok": (len(r.hands) >= 2) == (lab.hands >= 2),
+            "uncertain": r.uncertain,
+            "z_top": round(res.z_top, 1),
+            "ms": round(times[-1] * 1000, 2),
+        }
+        rows.append(row)
+    if rows_out:
+        Path(rows_out).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ok = [r for r in rows if "error" not in r]
+    n = max(1, len(ok))
+    summary = {
+        "images": len(rows),
+        "errors": len(rows) - len(ok),
+        "top_level_exact": sum(all(r["slot_ok"]) and r["orientation_ok"] for r in ok) / n,
+        "per_slot": sum(sum(r["slot_ok"]) for r in ok) / (3 * n),
+        "orientation": sum(r["orientation_ok"] for r in ok) / n,
+        "hands_exact": sum(r["hands_ok"] for r in ok) / n,
+        "two_hands_decision": sum(r["two_ok"] for r in ok) / n,
+        "uncertain": sum(r["uncertain"] for r in ok) / n,
+        "median_ms": float(np.median(times) * 1000) if times else float("nan"),
+        "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
+    }
+    return summary
+
+
+def _truth(lab) -> dict:
+    return {"orientation": lab.orientation, "slots": [b.name if b else None for b in lab.slots], "hands": lab.hands}
+
+
+def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> tuple[float, float]:
+    """Median and p95 ms per frame at 640x480 (frames resized to that size), one OpenCV thread."""
+    cv2.setNumThreads(1)
+    kit = load_kit(kit_path)
+    frames = []
+    for name in kit.labels:
+        img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
+        if img is not None:
+            frames.append(cv2.resize(img, (640, 480), interpolation=cv2.INTER_AREA) if img.shape[:2] != (480, 640) else img)
+    times = []
+    for _ in range(repeats):
+        for img in frames:
+            t0 = time.perf_counter()
+            try:
+                read_frame(pipe, img)
+            except (TrayNotFound, ValueError):
+                pass
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times) * 1000), float(np.percentile(times, 95) * 1000)
