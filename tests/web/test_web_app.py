@@ -218,3 +218,18 @@ def test_a_browser_from_an_earlier_referee_run_starts_from_the_latest_state(hub,
         [(_, data)] = _read_events(conn.getresponse(), 1)
         assert data["report"]["turn"] == "Ben"
         conn.close()
+
+
+def test_viewers_beyond_the_limit_are_turned_away_politely(hub, store):
+    app = create_app(hub, store, PIN, max_viewers=1, keepalive_s=0.5)
+    with BackgroundServer(app) as server:
+        hub.publish({"ok": True, "turn": "Ana"})
+        first = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        first.request("GET", "/api/stream")
+        _read_events(first.getresponse(), 1)
+        second = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        second.request("GET", "/api/stream")
+        resp = second.getresponse()
+        assert resp.status == 503 and "too many viewers" in json.loads(resp.read())["error"]
+        first.close()
+        second.close()
