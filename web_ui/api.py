@@ -59,8 +59,20 @@ def current_state() -> dict:
     return state
 
 
+# The keys of a CONTRACT section 1 output line, in its order: /api/state gives exactly these.
+CONTRACT_KEYS = ("ok", "turn", "direction", "call", "waiting_for", "fouls", "over", "winner", "loser", "say")
+
+
 @api.get("/state")
 def state() -> Response:
+    """The table state exactly in the CONTRACT section 1 output shape."""
+    full = current_state()
+    return jsonify({k: full.get(k, IDLE_STATE[k]) for k in CONTRACT_KEYS})
+
+
+@api.get("/table")
+def table() -> Response:
+    """The full table report: /api/state plus tower, hand, players, match and round when known."""
     return jsonify(current_state())
 
 

@@ -24,7 +24,9 @@ def openapi_document() -> dict:
                                 "Requests that change a game need the table: a session unlocked with POST /api/unlock "
                                 "(and the X-CSRFToken header from GET /api/session), or the X-Table-PIN header."},
         "paths": {
-            "/api/state": {"get": {"summary": "Current table state (CONTRACT section 1 output, ok: true)",
+            "/api/state": {"get": {"summary": "Current table state, exactly the CONTRACT section 1 output keys (ok: true)",
+                                   "responses": {"200": _json(state)}}},
+            "/api/table": {"get": {"summary": "Current table state with tower, hand, players, match and round",
                                    "responses": {"200": _json(state)}}},
             "/api/stream": {"get": {
                 "summary": "Server-sent events: a `state` event per published table state",
