@@ -129,17 +129,30 @@ def run_cli(argv: list[str]) -> str:
     return buf.getvalue()
 
 
-def photo_plan(tower: list[list[str | None]]) -> list[tuple[int, int]]:
-    """(levels built, hands over the tower) for each photo: every level once without hands, and a few
-    with one or two hands so the hand finder learns this table's skin and light."""
-    plan = []
+Shot = tuple[int, tuple[int, ...], int]  # (level being built, its slots filled so far, hands over the tower)
+
+
+def photo_plan(tower: list[list[str | None]]) -> list[Shot]:
+    """The photos, in building order: every level once when complete, some levels also part-built (so the
+    reader learns empty slots), and a few with one or two hands over the tower (this table's skin and light)."""
+    plan: list[Shot] = []
     for k in range(1, len(tower) + 1):
-        plan.append((k, 0))
+        full = tuple(s for s in range(3) if tower[k - 1][s] is not None)
+        first = (k // 3) % 3
+        if k % 3 == 1 and first in full:
+            plan.append((k, (first,), 0))
+        elif k % 3 == 2 and len(full) == 3:
+            plan.append((k, tuple(s for s in full if s != first), 0))
+        plan.append((k, full, 0))
         if k % 3 == 2:
-            plan.append((k, 1))
+            plan.append((k, full, 1))
         if k % 5 == 4:
-            plan.append((k, 2))
+            plan.append((k, full, 2))
     return plan
+
+
+def top_slots(level: list[str | None], filled: tuple[int, ...]) -> list[str | None]:
+    return [name if s in filled else None for s, name in enumerate(level)]
 
 
 def orientation(level: int) -> str:
@@ -158,19 +171,20 @@ def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int) -> tu
     labels: dict[str, dict] = {}
     guide.say(f"  Build the tower level by level as named (level 1 at the bottom; slots 0, 1, 2 left to right "
               f"as seen from the marker 0 corner). {len(photo_plan(tower))} photos.")
-    for i, (k, hands) in enumerate(photo_plan(tower), start=1):
-        level = tower[k - 1]
+    for i, (k, filled, hands) in enumerate(photo_plan(tower), start=1):
+        slots = top_slots(tower[k - 1], filled)
         if hands == 0:
-            text = f"Level {k} ({'along' if orientation(k) == 'x' else 'across'} the tray): " + ", ".join(
-                f"slot {s}: {n}" for s, n in enumerate(level) if n) + ". Hands away."
+            text = f"Level {k} ({'along' if orientation(k) == 'x' else 'across'} the tray) now holds: " + ", ".join(
+                f"slot {s}: {n or '(empty)'}" for s, n in enumerate(slots)) + ". Hands away."
         else:
             text = f"Hold {'one hand' if hands == 1 else 'both hands'} over the tower, not touching it."
-        guide.do(Action("build_level", text, data={"levels": tower[:k], "hands": hands, "shot": i}))
+        levels = [list(lv) for lv in tower[: k - 1]] + [slots]
+        guide.do(Action("build_level", text, data={"levels": levels, "hands": hands, "shot": i}))
         image = camera.read()
         name = f"{i:04d}.png"
         if not cv2.imwrite(str(kit / "images" / name), image):
             raise CalibrationError(f"could not save the photo {kit / 'images' / name}: is the SD card full?")
-        labels[name] = {"orientation": orientation(k), "slots": list(level), "hands": hands}
+        labels[name] = {"orientation": orientation(k), "slots": slots, "hands": hands}
     (kit / "labels.json").write_text(json.dumps(labels, indent=1) + "\n", encoding="utf-8")
     guide.say(f"  Learning this table's colors, glyphs and hands from {len(labels)} photos ...")
     if cal.vision_path.exists():
@@ -193,12 +207,17 @@ def step_check(rig, cal: CalibrationDir, guide: TerminalGuide, tower: list[list[
     want = {"orientation": orientation(len(tower)), "slots": list(tower[-1]), "hands": 0}
     if "error" in got:
         return StepResult("check", False, "failed", [f"the test level could not be read: {got['error']}"])
-    right = [a == b for a, b in zip(got.get("slots", []), want["slots"])]
-    lines = [f"read {got.get('slots')} ({got.get('orientation')}), the tower has {want['slots']} ({want['orientation']})"]
-    ok = all(right) and len(right) == 3 and got.get("orientation") == want["orientation"] and got.get("hands") == 0
-    if not ok:
+    slots_ok = got.get("slots") == want["slots"] and got.get("orientation") == want["orientation"]
+    lines = [f"read {got.get('slots')} ({got.get('orientation')}), the tower has {want['slots']} ({want['orientation']})",
+             f"hands over the tower: saw {got.get('hands')}, there were 0"]
+    if not slots_ok:
         lines.append("the test level was misread: check the light (even, no strong shadows), then run the vision step again")
-    return StepResult("check", ok, "good" if ok else "failed", lines)
+        return StepResult("check", False, "failed", lines)
+    if got.get("hands") != 0:
+        lines.append("warning: hands were seen where there were none, so two-hand fouls may be called wrongly; "
+                     "keep sleeves and skin-coloured things off the table edge and run the vision step again")
+        return StepResult("check", True, "usable", lines)
+    return StepResult("check", True, "good", lines)
 
 
 # ---------------------------------------------------------------- the whole route

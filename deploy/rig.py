@@ -144,7 +144,7 @@ class PiRig:
     def camera(self) -> Camera:
         from hardware.camera import PiCamera
 
-        cam = PiCamera()
+        cam = PiCamera(self.clock)
         return _FrameImages(cam)
 
     def buttons(self) -> Buttons:

@@ -81,9 +81,11 @@ def test_calibrate_commands_run_unattended_on_the_twin(tmp_path, capsys):
     assert (tmp_path / "loadcell.json").exists() and (tmp_path / "imu.json").exists()
 
 
-def test_the_photo_plan_shows_every_level_once_and_some_hands():
+def test_the_photo_plan_shows_every_level_complete_some_part_built_and_some_hands():
     tower = [[f"b{i}", f"c{i}", f"d{i}"] for i in range(15)]
     plan = photo_plan(tower)
-    assert [k for k, h in plan if h == 0] == list(range(1, 16))
-    assert {h for _, h in plan} == {0, 1, 2}
-    assert len(plan) <= 30  # a few dozen photos at most
+    complete = [k for k, filled, h in plan if h == 0 and filled == (0, 1, 2)]
+    assert complete == list(range(1, 16))
+    assert {len(filled) for _, filled, _ in plan} == {1, 2, 3}
+    assert {h for _, _, h in plan} == {0, 1, 2}
+    assert len(plan) <= 40  # a few dozen photos
