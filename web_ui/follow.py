@@ -14,6 +14,12 @@ from .replay import EngineMissing, script_runner, tower_steps
 from .store import LoggedEvent, MatchStore
 
 
+def standings_by_player(store: MatchStore, match_id: str) -> dict:
+    """{name: {"wins", "losses", "fouls"}} for one match, as the live report carries it."""
+    return {s["player"]: {"wins": s["wins"], "losses": s["losses"], "fouls": s["fouls"]}
+            for s in store.standings(match_id)}
+
+
 class LogFollower:
     """Publish each newly logged event's table state to the hub (a background thread)."""
 
@@ -69,7 +75,8 @@ class LogFollower:
         if not output.get("ok"):
             return  # a refused event leaves the table as it was
         step = tower_steps(self._events, self._outputs)[-1]
-        report = dict(output, match=entry.match, round=entry.round, players=self.store.players(entry.match))
+        report = dict(output, match=entry.match, round=entry.round, players=self.store.players(entry.match),
+                      standings=standings_by_player(self.store, entry.match))
         report.setdefault("tower", step["tower"])
         report.setdefault("hand", step["hand"])
         self.hub.publish(report, list(output.get("say") or []))

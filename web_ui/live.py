@@ -70,8 +70,10 @@ class TableRecorder:
         if tower is None:
             step = tower_steps(self._events, self._outputs)[-1]
             tower, hand = step["tower"], step["hand"] if hand is None else hand
+        from .follow import standings_by_player
+
         report = dict(output, tower=tower, hand=hand_name(hand), players=self.players,
-                      match=self.match_id, round=self.round_no)
+                      match=self.match_id, round=self.round_no, standings=standings_by_player(self.store, self.match_id))
         self.hub.publish(report, list(output.get("say") or []), frame_jpeg)
         return seq
 

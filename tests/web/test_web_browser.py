@@ -88,7 +88,8 @@ def test_the_page_follows_a_whole_round_and_the_table_can_act(browser, tmp_path)
         for i, (event, out) in enumerate(zip(events, outputs)):
             if not out["ok"]:
                 continue
-            report = dict(out, tower=towers[i]["tower"], hand=towers[i]["hand"], players=players, match="m", round=1)
+            report = dict(out, tower=towers[i]["tower"], hand=towers[i]["hand"], players=players, match="m", round=1,
+                          standings={p: {"wins": 0, "losses": 0, "fouls": 0} for p in players})
             frame = camera_frame(f"step {i}") if event["event"] == "place" else None
             seq = hub.publish(report, out["say"], frame)
             page.wait_for_function(f"document.body.dataset.seq == '{seq}'")
@@ -115,6 +116,7 @@ def test_the_page_follows_a_whole_round_and_the_table_can_act(browser, tmp_path)
         final = outputs[-1]
         over = page.inner_text("#over")
         assert (f"{final['loser']} lost" if final["loser"] else "nobody lost") in over
+        assert page.locator("#standings tr").count() == len(players)
         page.screenshot(path=str(ARTIFACTS / "page-table-end.png"), full_page=True)
 
         phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -161,7 +163,7 @@ def test_the_page_recovers_after_the_referee_is_killed_and_restarted(browser, tm
         page.goto(f"http://127.0.0.1:{port}/")
         page.wait_for_selector("#conn.on")
         last = [o for o in outputs if o["ok"]][-1]
-        assert page.inner_text("#turn") == (last["turn"] or "—")
+        assert page.inner_text("#turn") == (last["turn"] or "round over")
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         page.wait_for_selector("#conn.off", timeout=10_000)

@@ -103,7 +103,7 @@ function render(msg) {
   S.report = r;
   document.body.dataset.seq = msg.seq || 0;  // which state is on screen (tests wait on it)
   if (Array.isArray(r.players)) S.players = r.players;
-  $("turn").textContent = r.turn || (r.over ? "—" : "waiting");
+  $("turn").textContent = r.turn || (r.over ? "round over" : "waiting");
   const seat = S.players.indexOf(r.turn);
   $("seat").textContent = seat >= 0 ? `seat ${seat + 1} of ${S.players.length}` : "";
   const cw = (r.direction || "clockwise") === "clockwise";
@@ -125,10 +125,27 @@ function render(msg) {
     $("frame").hidden = false;
     $("no-frame").hidden = true;
   }
+  renderStandings(r);
   const others = S.players.filter((p) => p !== r.turn);
   fillSelect($("uno-caller"), S.players, others[0]);
   fillSelect($("uno-offender"), S.players, r.turn);
   if (!$("setup-names").value && S.players.length) $("setup-names").value = S.players.join("\n");
+}
+
+function renderStandings(r) {
+  const table = r.standings && typeof r.standings === "object" ? r.standings : null;
+  $("match-card").hidden = !table && !r.round;
+  $("round-no").textContent = r.round ? `round ${r.round}` : "";
+  const body = $("standings");
+  body.replaceChildren();
+  if (!table) return;
+  const names = S.players.length ? S.players : Object.keys(table);
+  for (const name of names) {
+    const s = table[name] || {};
+    const tr = document.createElement("tr");
+    for (const v of [name, s.wins || 0, s.losses || 0, s.fouls || 0]) tr.appendChild(Object.assign(document.createElement("td"), {textContent: v}));
+    body.appendChild(tr);
+  }
 }
 
 async function post(url, body) {
