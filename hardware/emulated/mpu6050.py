@@ -64,13 +64,19 @@ class EmulatedMPU6050:
         if n > _MAX_CATCH_UP:
             self._next_t += (n - _MAX_CATCH_UP) * period
             n = _MAX_CATCH_UP
-        for _ in range(n):
-            self._sample(self._next_t)
-            self._next_t += period
+        ts = self._next_t + period * np.arange(n)
+        self._next_t = float(ts[-1]) + period
+        series = getattr(self.source, "series", None)
+        if series is not None:  # the twin computes a batch at once
+            acc, gyr = series(ts)
+            rows = np.hstack([np.asarray(acc, float), np.asarray(gyr, float)])
+        else:
+            rows = np.array([[*a, *g] for a, g in (self.source.imu_sample(float(t)) for t in ts)], dtype=float)
+        for row in rows:
+            self._sample_row(row)
 
-    def _sample(self, t: float) -> None:
-        accel, gyro = self.source.imu_sample(t)
-        x = np.array([*accel, *gyro], dtype=float)
+    def _sample_row(self, row: np.ndarray) -> None:
+        x = row.copy()
         x[:3] /= R.STANDARD_GRAVITY
         x[:3] += self._rng.normal(0.0, self.accel_noise_g, 3) if self.accel_noise_g else 0.0
         x[3:] += self._rng.normal(0.0, self.gyro_noise_dps, 3) if self.gyro_noise_dps else 0.0
