@@ -7,7 +7,7 @@ import time
 from flask import Blueprint, abort, render_template
 
 from .app import table_context
-from .plots import trace_svg
+from .plots import evidence_facts, trace_svg
 from .replay import round_steps
 from .store import StoreError
 
@@ -44,8 +44,8 @@ def round_page(match_id: str, round_no: int) -> str:
     if round_no not in rounds:
         abort(404)
     steps = round_steps(store, match_id, round_no)
-    collapses = [{"seq": s["seq"], "svg": trace_svg(s["evidence"])} for s in steps
-                 if s["event"].get("event") == "collapse" and s["evidence"]]
+    collapses = [{"seq": s["seq"], "svg": trace_svg(s["evidence"]), "facts": evidence_facts(s["evidence"])}
+                 for s in steps if s["event"].get("event") == "collapse" and s["evidence"]]
     return render_template("round.html", match_id=match_id, round=rounds[round_no], steps=steps,
                            players=store.players(match_id), collapses=collapses,
                            rounds=sorted(rounds))

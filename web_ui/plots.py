@@ -4,7 +4,8 @@ Evidence format (stored with a collapse event by the match loop):
     {"traces": {"imu_g": {"t": [s, ...], "v": [...], "unit": "g"},
                 "load_g": {"t": [...], "v": [...], "unit": "g"}},
      "t_event": 12.34}                       # optional: when the referee decided, same clock as t
-A list form [{"name": ..., "t": [...], "v": [...], "unit": ...}] is accepted too.
+A list form [{"name": ..., "t": [...], "v": [...], "unit": ...}] is accepted too, and so is
+{"sensor": {"traces": ...}} (the fusion's wrapper).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def traces_of(evidence: Any) -> list[dict]:
     if not isinstance(evidence, dict):
         return []
     raw = evidence.get("traces")
+    if raw is None and isinstance(evidence.get("sensor"), dict):
+        raw = evidence["sensor"].get("traces")  # the fusion's {"sensor": {...}} wrapper
     items: list[tuple[str, Any]] = []
     if isinstance(raw, dict):
         items = list(raw.items())
@@ -81,3 +84,19 @@ def trace_svg(evidence: Any, width: int = 640, height: int = 140) -> str:
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{points}"/></g>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def evidence_facts(evidence: Any) -> list[tuple[str, str]]:
+    """The evidence's scalar readings as (name, value) pairs, nested names joined with dots."""
+    facts: list[tuple[str, str]] = []
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k != "traces":
+                    walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            facts.append((prefix, str(value)))
+
+    walk("", evidence)
+    return facts[:40]

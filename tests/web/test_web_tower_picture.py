@@ -31,3 +31,13 @@ def test_tower_followed_from_events_matches_the_engine_at_every_step(seed, playe
         engine_levels = [[b.name if b else None for b in lv] for lv in rnd.tower.levels]
         assert step["tower"] == engine_levels
         assert step["hand"] == (rnd.hand.block.name if rnd.hand else None)
+
+
+def test_collapse_evidence_is_plotted_or_listed():
+    from web_ui.plots import evidence_facts, trace_svg
+
+    t = [0.0, 0.1, 0.2]
+    assert trace_svg({"sensor": {"traces": {"load_g": {"t": t, "v": [900, 400, 380]}}}}).count("<polyline") == 1
+    assert trace_svg({"traces": [{"name": "tilt", "t": t, "v": [0, 5, 9]}, {"name": "bad", "t": t, "v": [1]}]}).count("<polyline") == 1
+    assert trace_svg({"sensor": {"drop_g": 120.5}}) == ""
+    assert ("sensor.drop_g", "120.5") in evidence_facts({"sensor": {"drop_g": 120.5, "traces": {}}, "t": 3.2})

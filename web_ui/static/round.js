@@ -9,6 +9,11 @@ function describe(ev) {
   return `${ev.event}${fields.length ? " — " + fields.join(" · ") : ""}`;
 }
 
+function evidenceText(ev, prefix = "") {
+  return Object.entries(ev).filter(([k]) => k !== "traces").map(([k, v]) =>
+    v && typeof v === "object" && !Array.isArray(v) ? evidenceText(v, prefix + k + ".") : `${prefix}${k} ${v}`).join(" · ");
+}
+
 function show(i) {
   if (!steps.length) { el("step-no").textContent = "no events logged"; return; }
   i = Math.max(0, Math.min(steps.length - 1, i));
@@ -22,6 +27,7 @@ function show(i) {
   if (out.ok === false) say.appendChild(Object.assign(document.createElement("li"), {className: "foul", textContent: "refused: " + out.error}));
   for (const f of out.fouls || []) say.appendChild(Object.assign(document.createElement("li"), {className: "foul", textContent: `Foul: ${f.player} (${f.rule})`}));
   for (const line of out.say || []) say.appendChild(Object.assign(document.createElement("li"), {textContent: line}));
+  el("step-evidence").textContent = s.evidence ? "evidence: " + evidenceText(s.evidence) : "";
   renderTower(el("tower"), s.tower, null);
   renderHand(el("hand"), s.hand);
 }
