@@ -91,3 +91,12 @@ def test_list_and_show_describe_the_match(tmp_path):
 def test_a_missing_log_is_reported_in_words(tmp_path):
     result = stacko("log", "list", "--log", str(tmp_path / "none.sqlite"))
     assert result.returncode == 2 and "no match log" in result.stderr
+
+
+def test_a_file_that_is_not_a_log_is_reported_in_words(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database" * 200)
+    for args in (("log", "export", "--format", "json"), ("serve", "--port", "0")):
+        result = stacko(*args, "--log", str(junk))
+        assert result.returncode == 2, args
+        assert "not a readable match log" in result.stderr
