@@ -9,6 +9,7 @@ chromaticity or brightness (a shadow only darkens the tray, it keeps its chromat
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -38,30 +39,76 @@ def _square_ring(tray: Tray, dist: float, step: float) -> tuple[np.ndarray, np.n
     return np.concatenate(pts), np.concatenate(arc)
 
 
-def _ring_fits_tray(tray: Tray, reg: Registration, pts: np.ndarray, z: float, img_shape) -> bool:
-    """Is what lies under the ring (seen through it down to the tray) bare tray, inside the image?"""
+def _ring_validity(tray: Tray, reg: Registration, pts: np.ndarray, z: float, img_shape) -> np.ndarray:
+    """Which ring samples have bare tray behind them (inside the image, on the tray, off the markers)?"""
     uv = reg.to_image(pts, z)
     h, w = img_shape[:2]
-    if np.any(uv[:, 0] < 0) or np.any(uv[:, 1] < 0) or np.any(uv[:, 0] >= w) or np.any(uv[:, 1] >= h):
-        return False
+    ok = (uv[:, 0] >= 0) & (uv[:, 1] >= 0) & (uv[:, 0] < w) & (uv[:, 1] < h)
     ground = apply_h(np.linalg.inv(reg.H), uv)
     x0, y0, x1, y1 = tray.extent()
-    return bool(np.all((ground[:, 0] > x0) & (ground[:, 0] < x1) & (ground[:, 1] > y0) & (ground[:, 1] < y1)))
+    ok &= (ground[:, 0] > x0) & (ground[:, 0] < x1) & (ground[:, 1] > y0) & (ground[:, 1] < y1)
+    for c in tray.markers.values():
+        lo, hi = c.min(axis=0) - 4, c.max(axis=0) + 4
+        ok &= ~np.all((ground >= lo) & (ground <= hi), axis=1)
+    return ok
+
+
+def _fill_unknown(fg: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Give each unknown sample the value of the nearest known one round the ring."""
+    if valid.all() or not valid.any():
+        return fg & valid
+    n = len(fg)
+    idx = np.nonzero(valid)[0]
+    pos = np.arange(n)
+    # circular nearest known index: search sorted known positions, compare both neighbours
+    ext = np.concatenate([idx - n, idx, idx + n])
+    j = np.clip(np.searchsorted(ext, pos), 1, len(ext) - 1)
+    left, right = ext[j - 1], ext[j]
+    near = np.where(pos - left <= right - pos, left, right) % n
+    return fg[near]
+
+
+@dataclass(frozen=True)
+class Ring:
+    pts: np.ndarray      # (N, 2) tray mm
+    arc: np.ndarray      # (N,) mm along the ring
+    fg: np.ndarray       # (N,) arm (not tray) at each sample, unknowns filled
+    valid: np.ndarray    # (N,) bare tray behind the sample
+    dist: float          # mm outside the footprint
+    z: float             # plane height
+
+
+def hand_ring(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float) -> Ring:
+    """The ring round the tower at hand height, shrunk until bare tray lies behind most of it."""
+    hc = cfg["hands"]
+    z = z_top + float(hc["plane_above_top_mm"])
+    step = float(hc["ring_step_mm"])
+    dist = float(hc["zone_mm"]) + float(hc["ring_margin_mm"])
+    need = float(hc["ring_valid_fraction"])
+    # the largest ring (5 mm steps) with bare tray behind enough of it, checked in one go
+    rings = [(d, *_square_ring(tray, d, step * 2)) for d in np.arange(dist, float(hc["min_ring_mm"]) - 1e-6, -5.0)]
+    valid_all = _ring_validity(tray, reg, np.concatenate([r[1] for r in rings]), z, img.shape)
+    k = 0
+    for d, p, _ in rings:
+        if valid_all[k:k + len(p)].mean() >= need:
+            dist = float(d)
+            break
+        k += len(p)
+    else:
+        dist = float(rings[-1][0])
+    pts, arc = _square_ring(tray, dist, step)
+    valid = _ring_validity(tray, reg, pts, z, img.shape)
+    fg = foreground(hc, img, tray_bgr, reg.to_image(pts, z))
+    return Ring(pts, arc, _fill_unknown(fg, valid), valid, dist, z)
 
 
 def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float) -> tuple[HandReading, ...]:
     hc = cfg["hands"]
-    z = z_top + float(hc["plane_above_top_mm"])
-    zone = float(hc["zone_mm"])
+    ring = hand_ring(cfg, tray, reg, img, tray_bgr, z_top)
+    pts, arc, dist, z = ring.pts, ring.arc, ring.dist, ring.z
     step = float(hc["ring_step_mm"])
-    dist = zone + float(hc["ring_margin_mm"])
-    pts, arc = _square_ring(tray, dist, step)
-    while dist > float(hc["min_ring_mm"]) and not _ring_fits_tray(tray, reg, pts, z, img.shape):
-        dist -= 5.0
-        pts, arc = _square_ring(tray, dist, step)
-    inner_d = min(zone, dist - 8.0)
-    fg = foreground(cfg["hands"], img, tray_bgr, reg.to_image(pts, z))
-    runs = _runs(fg, arc, float(hc["merge_gap_mm"]), arc[-1] + step)
+    inner_d = min(float(hc["zone_mm"]), dist - 8.0)
+    runs = _runs(ring.fg, arc, float(hc["merge_gap_mm"]), arc[-1] + step)
     cx, cy = tray.tower_center
     hands: list[HandReading] = []
     for a, b, n in runs:
@@ -76,7 +123,7 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
         u = d / (np.abs(d).max() + 1e-9)
         probe_r = tray.footprint_half + np.linspace(inner_d, dist, 5)
         probes = np.array([cx, cy]) + np.outer(probe_r, u)
-        reach = foreground(cfg["hands"], img, tray_bgr, reg.to_image(probes, z))
+        reach = foreground(hc, img, tray_bgr, reg.to_image(probes, z))
         if not reach[0] and not reach[1]:
             continue
         side = _side(d)

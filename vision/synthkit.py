@@ -78,7 +78,8 @@ def glyph_texture(block: Block, px_per_mm: float, size_mm=(75.0, 25.0), rng: np.
     th = max(1, int(1.8 * u))
     if block.kind is Kind.NUMBER:
         text = str(block.number)
-        scale = 0.62 * u / 1.0 * 0.5
+        scale = 0.5 * u  # about 13 mm tall, as printed on the blocks
+        th = max(1, int(2.2 * u))
         (tw, tht), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, scale, th)
         cv2.putText(img, text, (cx - tw // 2, cy + tht // 2), cv2.FONT_HERSHEY_DUPLEX, scale, ink, th, cv2.LINE_AA)
     elif block.kind is Kind.DRAW2:

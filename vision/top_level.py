@@ -261,10 +261,15 @@ def color_gains(cfg: Mapping, measured_bgr: np.ndarray) -> np.ndarray:
     return ref / np.maximum(measured_bgr.astype(np.float32), 1.0)
 
 
+def lab_of(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
+    """Lab as float (L 0..100, a and b around 0); OpenCV's float path is ten times faster than 8-bit here."""
+    x = bgr.astype(np.float32) * ((gains if gains is not None else np.ones(3, np.float32)) / 255.0)
+    return cv2.cvtColor(np.clip(x, 0, 1), cv2.COLOR_BGR2Lab)
+
+
 def color_features(patch_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
     """Lab statistics and a chroma-weighted hue histogram of a slot patch after colour constancy."""
-    x = np.clip(patch_bgr.astype(np.float32) * gains / 255.0, 0, 1)
-    lab = cv2.cvtColor(x, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    lab = lab_of(patch_bgr, gains).reshape(-1, 3)
     L, a, b = lab[:, 0], lab[:, 1], lab[:, 2]
     chroma = np.hypot(a, b)
     hue = np.arctan2(b, a)
@@ -289,10 +294,11 @@ def color_features(patch_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
 _HOG = {}
 
 
-def _hog(size: tuple[int, int]) -> cv2.HOGDescriptor:
-    if size not in _HOG:
-        _HOG[size] = cv2.HOGDescriptor(size, (16, 16), (8, 8), (8, 8), 9)
-    return _HOG[size]
+def _hog(size: tuple[int, int], cell: int = 8) -> cv2.HOGDescriptor:
+    key = (size, cell)
+    if key not in _HOG:
+        _HOG[key] = cv2.HOGDescriptor(size, (2 * cell, 2 * cell), (cell, cell), (cell, cell), 9)
+    return _HOG[key]
 
 
 def glyph_features(cfg: Mapping, patch_bgr: np.ndarray) -> np.ndarray:
@@ -307,7 +313,7 @@ def glyph_features(cfg: Mapping, patch_bgr: np.ndarray) -> np.ndarray:
     size = (int(gc["width"]), int(gc["height"]))
     small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
     small = cv2.normalize(small, None, 0, 255, cv2.NORM_MINMAX)
-    hog = _hog(size)
+    hog = _hog(size, int(gc["cell"]))
     f1 = hog.compute(small).reshape(-1)
     f2 = hog.compute(np.ascontiguousarray(small[::-1, ::-1])).reshape(-1)
     tiny = cv2.resize(small, (size[0] // 4, size[1] // 4), interpolation=cv2.INTER_AREA).astype(np.float32)
@@ -424,7 +430,7 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
     ppm = float(oc["px_per_mm"])
     m = float(oc["margin_mm"])
     W = tray.block_mm[1]
-    lab = cv2.cvtColor(face_bgr, cv2.COLOR_BGR2Lab).astype(np.float32)
+    lab = lab_of(face_bgr)
     feats = []
     n = face_bgr.shape[0]
     lo, hi = int((m + 4) * ppm), int(n - (m + 4) * ppm)
@@ -451,7 +457,7 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
 def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndarray, color_f: np.ndarray) -> np.ndarray:
     """Does a block lie here? A block's patch is one colour with edges at its long sides; an
     empty slot shows the level below: seams across the patch, 15 mm further down."""
-    lab = cv2.cvtColor(np.clip(patch_bgr.astype(np.float32) * gains / 255.0, 0, 1), cv2.COLOR_BGR2Lab)
+    lab = lab_of(patch_bgr, gains)
     gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(axis=2)
     gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2)
     h, w = gx.shape

@@ -1,0 +1,58 @@
+"""`stacko bench vision`: calibrate on one kit, score kits it never saw, time frames on one thread."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+
+from vision.calibrate import calibrate_kit
+from vision.evaluate import evaluate_kit, time_frames
+from vision.reader import load_pipeline
+from vision.synthkit import SynthOptions, default_tray, write_kit
+
+TARGETS = {"per_slot": 0.99, "orientation": 1.0, "two_hands_decision": 0.97, "hands_exact": 0.90}
+
+
+def unseen_options(base: SynthOptions) -> SynthOptions:
+    """Conditions the calibration kit never shows: harsher light, more blur and noise, more tilt,
+    the darkest and lightest skin tones only."""
+    return replace(base, light_range=(0.45, 1.45), blur_max=2.0, noise_max=10.0, tilt_deg=16.0,
+                   skin_tones=(0, 1, 6, 7, 8))
+
+
+def calib_options(base: SynthOptions) -> SynthOptions:
+    return replace(base, light_range=(0.75, 1.15), blur_max=1.0, noise_max=5.0, tilt_deg=8.0, skin_tones=(2, 3, 4, 5))
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    cv2.setNumThreads(1)
+    work = Path(args.work or tempfile.mkdtemp(prefix="stacko-bench-vision-"))
+    work.mkdir(parents=True, exist_ok=True)
+    tray = default_tray()
+    calib = args.calib_kit
+    if not calib:
+        calib = str(write_kit(work / "calib-kit", args.images, seed=101, opt=calib_options(SynthOptions()), tray=tray))
+    tests = list(args.test_kit) or [str(write_kit(work / "unseen-kit", args.images, seed=202,
+                                                  opt=unseen_options(SynthOptions()), tray=tray))]
+    print(f"calibrating on {calib}", file=sys.stderr)
+    calibrate_kit(calib, work / "calibration", log=lambda m: print("  " + m, file=sys.stderr))
+    pipe = load_pipeline(work / "calibration")
+    results = {}
+    for k, kit in enumerate(tests):
+        rows = f"{args.rows}.{k}" if args.rows and len(tests) > 1 else args.rows
+        s = evaluate_kit(pipe, kit, rows)
+        med, p95 = time_frames(pipe, kit)
+        s["median_ms"], s["p95_ms"] = med, p95
+        results[kit] = s
+        print(json.dumps({"kit": kit, **{k2: (round(v, 4) if isinstance(v, float) else v) for k2, v in s.items()}}))
+        for key, target in TARGETS.items():
+            flag = "ok" if s[key] >= target else "BELOW TARGET"
+            print(f"  {key}: {s[key]:.3f} (target {target}) {flag}", file=sys.stderr)
+        print(f"  median {med:.2f} ms, p95 {p95:.2f} ms per 640x480 frame (target median <= 10 ms)", file=sys.stderr)
+    return 0

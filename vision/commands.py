@@ -1,0 +1,145 @@
+"""The vision subcommands: calibrate markers / vision, vision identify, bench vision."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(groups) -> None:
+    p = groups.subcommand("calibrate", "markers", "print the tray sheet (true-scale PNG and PDF) and its tray.json", _markers)
+    p.add_argument("--out", required=True, help="folder to write tray-sheet.png, tray-sheet.pdf and tray.json")
+    p.add_argument("--size-mm", type=float, default=280.0, help="tray side in mm (default 280)")
+    p.add_argument("--marker-mm", type=float, default=34.0, help="marker side in mm (default 34)")
+    p.add_argument("--dpi", type=int, default=300, help="print resolution (default 300)")
+
+    p = groups.subcommand("calibrate", "vision", "learn the table's blocks, light and hands from a labelled kit", _calibrate)
+    p.add_argument("kit", help="kit folder: tray.json, images/, labels.json (CONTRACT.md section 2)")
+    p.add_argument("--out", required=True, help="folder to write the calibration to")
+
+    p = groups.group("vision", "the camera pipeline")
+    q = p.add_parser("identify", help="read the top level and hands in images, one JSON line each",
+                     description="read the top level and hands in images, one JSON line each")
+    q.add_argument("calibration", help="folder written by `stacko calibrate vision`")
+    q.add_argument("images", nargs="+", help="image files")
+    q.add_argument("--details", action="store_true", help="add confidences, hand sides and notes to each line")
+    q.set_defaults(handler=_identify)
+    q = p.add_parser("synthkit", help="render an independent synthetic kit (OpenCV, not the twin)",
+                     description="render an independent synthetic kit (OpenCV, not the twin)")
+    q.add_argument("out")
+    q.add_argument("--images", type=int, default=40)
+    q.add_argument("--seed", type=int, default=0)
+    q.set_defaults(handler=_synthkit)
+    q = p.add_parser("evaluate", help="score a calibration on a labelled kit (per-image JSON lines + summary)",
+                     description="score a calibration on a labelled kit (per-image JSON lines + summary)")
+    q.add_argument("calibration")
+    q.add_argument("kit")
+    q.add_argument("--rows", help="write one JSON line per image here")
+    q.set_defaults(handler=_evaluate)
+
+    p = groups.subcommand("bench", "vision", "vision speed (640x480, one thread) and accuracy on unseen kits", _bench)
+    p.add_argument("--calib-kit", help="kit to calibrate on (default: a synthetic kit rendered now)")
+    p.add_argument("--test-kit", action="append", default=[], help="kit(s) to score (default: synthetic kits with other light/pose/skin)")
+    p.add_argument("--images", type=int, default=60, help="images per generated kit")
+    p.add_argument("--work", default=None, help="folder for generated kits and the calibration (default: a temp folder)")
+    p.add_argument("--rows", default=None, help="write per-image results (JSON lines) here")
+
+
+def _err(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _markers(args: argparse.Namespace) -> int:
+    from vision.sheet import write_sheet
+
+    try:
+        paths = write_sheet(args.out, args.size_mm, args.marker_mm, args.dpi)
+    except (OSError, ValueError) as exc:
+        return _err(str(exc))
+    for p in paths:
+        print(p)
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from vision.calibrate import calibrate_kit
+    from vision.kit import KitError
+
+    try:
+        calibrate_kit(args.kit, args.out, log=lambda m: print(m, file=sys.stderr))
+    except KitError as exc:
+        return _err(str(exc))
+    except OSError as exc:
+        return _err(f"cannot write the calibration to {args.out}: {exc.strerror or exc}")
+    print(json.dumps({"ok": True, "out": str(args.out)}))
+    return 0
+
+
+def _identify(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.reader import CalibrationMissing, load_pipeline, read_frame
+    from vision.tray import TrayNotFound
+
+    try:
+        pipe = load_pipeline(args.calibration)
+    except CalibrationMissing as exc:
+        return _err(str(exc))
+    for path in args.images:
+        out: dict
+        img = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+        if img is None:
+            why = "no such file" if not Path(path).exists() else "not an image OpenCV can read"
+            out = {"image": path, "error": f"cannot read the image: {why}"}
+        else:
+            try:
+                res = read_frame(pipe, img)
+                r = res.reading
+                out = {"image": path, "orientation": r.orientation, "slots": r.names, "hands": len(r.hands)}
+                if args.details:
+                    out.update({
+                        "confidence": [round(s.confidence, 3) for s in r.slots],
+                        "candidates": [list(map(list, s.candidates)) for s in r.slots],
+                        "orientation_confidence": round(res.orientation_p, 3),
+                        "hand_sides": [h.side for h in r.hands],
+                        "uncertain": r.uncertain, "note": r.note, "z_top_mm": round(res.z_top, 1),
+                    })
+            except TrayNotFound as exc:
+                out = {"image": path, "error": str(exc)}
+            except ValueError as exc:
+                out = {"image": path, "error": f"cannot read the image: {exc}"}
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+def _synthkit(args: argparse.Namespace) -> int:
+    from vision.synthkit import write_kit
+
+    write_kit(args.out, args.images, args.seed)
+    print(args.out)
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.evaluate import evaluate_kit
+    from vision.kit import KitError
+    from vision.reader import CalibrationMissing, load_pipeline
+
+    cv2.setNumThreads(1)
+    try:
+        pipe = load_pipeline(args.calibration)
+        print(json.dumps(evaluate_kit(pipe, args.kit, args.rows)))
+    except (CalibrationMissing, KitError) as exc:
+        return _err(str(exc))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from vision.bench import run_bench
+
+    return run_bench(args)
