@@ -48,7 +48,7 @@ class BackgroundServer:
 def serve_forever(app: Flask, host: str, port: int) -> None:
     """Serve in the foreground until Ctrl-C."""
     try:
-        server = make_server(host, port, app, threaded=True)
+        server = make_server(host, port, app, threaded=True, request_handler=QuietHandler)
     except OSError as exc:
         raise SystemExit(f"stacko: cannot listen on {host}:{port}: {exc.strerror}") from None
     server.daemon_threads = True
