@@ -20,7 +20,8 @@ class DetectorConfigError(ValueError):
 
 @dataclass(frozen=True)
 class LoadConfig:
-    median_window_s: float      # spike-removing median over the load samples
+    median_window_s: float      # spike-removing median over the load samples, then ...
+    mean_window_s: float        # ... two cascaded moving means over this window (tray ringing)
     stable_window_s: float      # the load must stay within stable_band_g this long to count as settled
     stable_band_g: float
     block_g: float              # one block's weight
@@ -32,7 +33,9 @@ class LoadConfig:
 @dataclass(frozen=True)
 class ImuConfig:
     highpass_window_s: float    # accel minus its running mean over this window = vibration
-    touch_accel_g: float        # vibration above this starts an activity segment
+    touch_accel_g: float        # vibration above this starts an activity segment ...
+    background_factor: float    # ... and above this many times the table's background vibration ...
+    background_window_s: float  # ... (the median over this window: a table never quite at rest)
     impact_g: float             # vibration peak that counts as an impact (collapse evidence)
     knock_accel_g: float        # an activity segment peaking above this, short and weightless, is a knock
     knock_max_s: float

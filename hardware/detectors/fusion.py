@@ -16,6 +16,7 @@ has gone quiet for `imu_stale_s` (lost chip), in which case the load alone decid
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +54,11 @@ class SensorDetectors:
         self._settled_since: float | None = None
         self._prev_load_t: float | None = None
         self._last_step_t = -np.inf
+        self._impulse: _Segment | None = None
+        self._knocks: list[float] = []
+        self._bg: deque[float] = deque()
+        self._bg_level = 0.0
+        self._bg_n = 0
 
     # --- inputs ------------------------------------------------------------------------------
     def speaking(self, t0: float, t1: float) -> None:
@@ -131,14 +137,29 @@ class SensorDetectors:
             if self._seg is not None:
                 self._seg.steps += 1
 
-        # activity segments -> touch / knock
+        # sharp impulses -> knock (unless the weight changed: then it was the tower)
         vib = self._buf.peak(t_prev, t)
+        if vib >= cfg.imu.knock_accel_g:
+            if self._impulse is None:
+                first = self._buf.first_above(t_prev, t, cfg.imu.knock_accel_g)
+                self._impulse = _Segment(start=first if first is not None else t, last_active=t)
+            self._impulse.last_active = t
+            self._impulse.peak_vib = max(self._impulse.peak_vib, vib)
+            self._impulse.held_off = self._impulse.held_off or self.held_off(t_prev, t)
+        if self._impulse is not None:
+            self._impulse.max_load_dev = max(self._impulse.max_load_dev, abs(s - ref_before) if ref_before is not None else 0.0)
+            if t - self._impulse.last_active >= cfg.imu.quiet_s and self._load.settled:
+                out += self._close_impulse(self._impulse, t)
+                self._impulse = None
+
+        # activity segments -> touch
+        vib_threshold = self._vibration_threshold(vib, t - t_prev)
         ref = self._load.reference
         load_dev = abs(s - ref) if (ref is not None and s is not None) else 0.0
-        active = vib >= cfg.imu.touch_accel_g or load_dev >= cfg.imu.touch_load_g
+        active = vib >= vib_threshold or load_dev >= cfg.imu.touch_load_g
         if active:
             if self._seg is None:
-                first = self._buf.first_above(t_prev, t, cfg.imu.touch_accel_g)
+                first = self._buf.first_above(t_prev, t, vib_threshold)
                 self._seg = _Segment(start=first if first is not None else t, last_active=t)
             seg = self._seg
             seg.last_active = t
@@ -149,6 +170,18 @@ class SensorDetectors:
             out += self._close_segment(self._seg, t)
             self._seg = None
         return out
+
+    def _vibration_threshold(self, vib: float, dt: float) -> float:
+        """Activity threshold: the fixed floor, or a multiple of the table's background vibration."""
+        c = self.cfg.imu
+        self._bg.append(vib)
+        n_keep = max(16, int(c.background_window_s / max(dt, 1e-3)))
+        while len(self._bg) > n_keep:
+            self._bg.popleft()
+        self._bg_n += 1
+        if self._bg_n % 16 == 0:
+            self._bg_level = float(np.median(self._bg))
+        return max(c.touch_accel_g, c.background_factor * self._bg_level)
 
     def _collapse(self, t: float, drop: float, imu_lost: bool) -> SensorEvent | None:
         c = self.cfg.collapse
@@ -165,17 +198,33 @@ class SensorDetectors:
                            {"drop_g": round(drop, 1), "impact_g": round(peak, 3), "detected_at": t,
                             "imu": 0.0 if imu_lost else 1.0})
 
+    def _close_impulse(self, imp: _Segment, now: float) -> list[SensorEvent]:
+        c = self.cfg.imu
+        self._knocks.append(imp.start)
+        self._knocks = self._knocks[-20:]
+        duration = imp.last_active - imp.start
+        if imp.held_off or not self._armed or duration > c.knock_max_s:
+            return []
+        if self._last_step_t >= imp.start - c.quiet_s or self._load.reference is None:
+            return []  # the weight changed around it: a pull or place, not the table
+        if imp.max_load_dev > c.knock_max_load_g + c.knock_inertial_g_per_g * imp.peak_vib:
+            return []
+        evidence = {"peak_g": round(imp.peak_vib, 3), "load_dev_g": round(imp.max_load_dev, 1),
+                    "duration_s": round(duration, 3), "detected_at": now}
+        return [SensorEvent(K.KNOCK, imp.start, 1.0, evidence)]
+
     def _close_segment(self, seg: _Segment, now: float) -> list[SensorEvent]:
         c = self.cfg.imu
         if seg.steps or seg.held_off or not self._armed:
             return []
+        if any(seg.start - 0.05 <= k <= seg.last_active for k in self._knocks) or (
+                self._impulse is not None and self._impulse.start <= seg.last_active):
+            return []  # the segment is a knock's ringing
         if seg.last_active - self._last_step_t < c.quiet_s and seg.start - self._last_step_t < 2 * c.quiet_s:
             return []  # the tail of a lift/place
         duration = seg.last_active - seg.start
         evidence = {"peak_g": round(seg.peak_vib, 3), "load_dev_g": round(seg.max_load_dev, 1),
                     "duration_s": round(duration, 3), "detected_at": now}
-        if seg.peak_vib >= c.knock_accel_g and duration <= c.knock_max_s and seg.max_load_dev <= c.knock_max_load_g + c.knock_inertial_g_per_g * seg.peak_vib:
-            return [SensorEvent(K.KNOCK, seg.start, 1.0, evidence)]
         if duration >= c.min_touch_s:
             return [SensorEvent(K.TOUCH, seg.start, 1.0, evidence)]
         return []

@@ -1,6 +1,8 @@
 """The load cell's settled level and its steps: a block lifted (-17 g), a block placed (+17 g).
 
-Samples are median-filtered (a knock rings the load cell for a few tens of milliseconds); the level is
+Samples go through a short median (single-sample spikes of a knock) and two cascaded moving means
+(the tray mount rings at 25-50 Hz while hands work at the tower: a 50 ms mean, twice, removes that
+ringing far better than a median does); the smoothing's delay is subtracted from step times. The level is
 *settled* when the filtered value stays inside a narrow band for `stable_window_s`. Lifts and places
 alternate (a player holds one block at a time), so the tracker keeps a *floor*: the tray's settled level
 with no block in hand, or with one block in hand. From the floor, a settled level about one block lower
@@ -29,10 +31,31 @@ class LoadStep:
     level_g: float
 
 
+class _MovingMean:
+    """Mean of the values in the last `window_s` seconds (streaming, running sum)."""
+
+    def __init__(self, window_s: float):
+        self.window_s = window_s
+        self._q: deque[tuple[float, float]] = deque()
+        self._sum = 0.0
+
+    def add(self, t: float, v: float) -> float:
+        self._q.append((t, v))
+        self._sum += v
+        while self._q and self._q[0][0] <= t - self.window_s:
+            self._sum -= self._q.popleft()[1]
+        if len(self._q) == 1:
+            self._sum = v  # no drift of the running sum
+        return self._sum / len(self._q)
+
+
 class LoadTracker:
     def __init__(self, cfg: LoadConfig, history_s: float = 5.0):
         self.cfg = cfg
         self._raw: deque[tuple[float, float]] = deque()
+        self._box1 = _MovingMean(cfg.mean_window_s)
+        self._box2 = _MovingMean(cfg.mean_window_s)
+        self.delay_s = cfg.mean_window_s + cfg.median_window_s / 2  # group delay of the smoothing
         self._win: deque[tuple[float, float]] = deque()
         self._hist: deque[tuple[float, float]] = deque()
         self.history_s = history_s
@@ -51,7 +74,7 @@ class LoadTracker:
         self._raw.append((t, grams))
         while self._raw and self._raw[0][0] <= t - c.median_window_s:
             self._raw.popleft()
-        s = median(v for _, v in self._raw)
+        s = self._box2.add(t, self._box1.add(t, median(v for _, v in self._raw)))
         self.smoothed = s
         self._win.append((t, s))
         self._hist.append((t, s))
@@ -92,8 +115,8 @@ class LoadTracker:
         mid = (old + new) / 2
         for tt, v in reversed(self._hist):
             if (v > mid) if new < old else (v < mid):
-                return tt
-        return self._hist[0][0] if self._hist else now
+                return tt - self.delay_s
+        return (self._hist[0][0] if self._hist else now) - self.delay_s
 
     def force_reference(self, level: float | None, holding: bool = False) -> None:
         self.reference, self.holding, self._elsewhere = level, holding, None
