@@ -51,6 +51,12 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"stacko bench detectors: {exc}", file=sys.stderr)
         return 2
     rows = [s.as_dict() for s in scores.values()]
+    if args.misses:
+        for s in scores.values():
+            for where, t in s.misses:
+                print(f"missed {s.kind:8} {where} t={t:.3f}", file=sys.stderr)
+            for where, t in s.false_alarms:
+                print(f"false  {s.kind:8} {where} t={t:.3f}", file=sys.stderr)
     for r in rows:
         print(json.dumps(r))
     collapse = scores["collapse"].as_dict()
@@ -120,3 +126,4 @@ def register(groups) -> None:
     p = groups.subcommand("bench", "detectors", "precision, recall and latency of each sensor detector over recorded twin sessions", _bench)
     p.add_argument("--sessions", default=DEFAULT_SESSIONS, help=f"folder of session folders with truth.jsonl (default {DEFAULT_SESSIONS})")
     p.add_argument("--detectors", help="detector settings (default calibration/defaults/detectors.json)")
+    p.add_argument("--misses", action="store_true", help="also list every miss and false alarm (session and time) on stderr")

@@ -20,7 +20,7 @@ from hardware.recorder import Session
 from referee.observations import SensorEvent
 
 TRUTH_FOR = {"lift": ("pull",), "place": ("place",), "touch": ("touch",), "knock": ("knock",), "collapse": ("collapse",)}
-WINDOW_S = {"lift": (-0.5, 0.5), "place": (-0.5, 0.5), "touch": (-0.6, 0.8), "knock": (-0.3, 0.3), "collapse": (-0.3, 1.0)}
+WINDOW_S = {"lift": (-0.5, 0.5), "place": (-0.5, 0.5), "touch": (-0.3, 0.6), "knock": (-0.3, 0.3), "collapse": (-0.3, 1.0)}
 BENIGN_TOUCH_S = 1.5  # touches this close to a pull/place/two-hands truth event are the same hand
 
 
@@ -55,6 +55,8 @@ class KindScore:
     benign: int = 0
     latencies: list[float] = field(default_factory=list)
     timing_errors: list[float] = field(default_factory=list)
+    misses: list[tuple[str, float]] = field(default_factory=list)        # (session, truth time)
+    false_alarms: list[tuple[str, float]] = field(default_factory=list)  # (session, detection time)
 
     @property
     def fn(self) -> int:
@@ -78,35 +80,40 @@ def _r(x, nd=4):
     return None if x is None else round(x, nd)
 
 
-def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, KindScore] | None = None) -> dict[str, KindScore]:
+def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, KindScore] | None = None,
+          label: str = "") -> dict[str, KindScore]:
     scores = scores if scores is not None else {k: KindScore(k) for k in TRUTH_FOR}
     events = sorted(events, key=lambda e: e.t)
     hands = [float(x["t"]) for x in truth if x.get("type") in ("pull", "place", "two_hands")]
+    collapse_t = min((float(x["t"]) for x in truth if x.get("type") == "collapse"), default=None)
     for kind, types in TRUTH_FOR.items():
         sc = scores[kind]
-        wanted = sorted(float(x["t"]) for x in truth if x.get("type") in types)
-        dets = [e for e in events if e.kind.value == kind]
-        used = [False] * len(dets)
+        # after the first collapse the round is over: later truth (a pull finishing as the tower falls) is not scored
+        wanted = sorted(float(x["t"]) for x in truth if x.get("type") in types
+                        and (collapse_t is None or x.get("type") == "collapse" or float(x["t"]) < collapse_t))
+        dets = [e for e in events if e.kind.value == kind and (collapse_t is None or kind == "collapse" or e.t < collapse_t + 0.5)]
         lo, hi = WINDOW_S[kind]
         sc.truth += len(wanted)
-        for tt in wanted:
-            best = None
-            for j, e in enumerate(dets):
-                if not used[j] and tt + lo <= e.t <= tt + hi and (best is None or abs(e.t - tt) < abs(dets[best].t - tt)):
-                    best = j
-            if best is not None:
-                used[best] = True
-                sc.tp += 1
-                e = dets[best]
-                sc.latencies.append(float(e.evidence.get("detected_at", e.t)) - tt)
-                sc.timing_errors.append(e.t - tt)
+        pairs = sorted((abs(e.t - tt), i, j) for i, tt in enumerate(wanted) for j, e in enumerate(dets) if tt + lo <= e.t <= tt + hi)
+        t_used, d_used = set(), set()
+        for _, i, j in pairs:  # closest pairs first
+            if i in t_used or j in d_used:
+                continue
+            t_used.add(i)
+            d_used.add(j)
+            tt, e = wanted[i], dets[j]
+            sc.tp += 1
+            sc.latencies.append(float(e.evidence.get("detected_at", e.t)) - tt)
+            sc.timing_errors.append(e.t - tt)
+        sc.misses += [(label, tt) for i, tt in enumerate(wanted) if i not in t_used]
         for j, e in enumerate(dets):
-            if used[j]:
+            if j in d_used:
                 continue
             if kind == "touch" and any(abs(e.t - h) <= BENIGN_TOUCH_S for h in hands):
                 sc.benign += 1
             else:
                 sc.fp += 1
+                sc.false_alarms.append((label, e.t))
     return scores
 
 
@@ -123,7 +130,7 @@ def bench(sessions: list[Path], cfg: DetectorConfig) -> tuple[dict[str, KindScor
     for folder in sessions:
         s = Session(folder)
         events = run_detectors(s, cfg)
-        score(events, s.truth(), scores)
+        score(events, s.truth(), scores, folder.name)
         st = s.streams()
         if len(st.load_t):
             seconds += float(st.load_t[-1] - st.load_t[0])

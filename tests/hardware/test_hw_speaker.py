@@ -96,3 +96,48 @@ def test_a_backlog_drops_the_oldest_routine_announcement():
     for i in range(5):
         sp.say(f"turn {i}")
     assert sp.pending() == ["turn 3", "turn 4"] and sp.dropped == ["turn 1", "turn 2"]
+
+
+def test_a_realtime_voice_never_overlaps_itself():
+    import threading
+
+    from hardware.clock import RealClock
+
+    class BlockingVoice:
+        realtime = True
+
+        def __init__(self):
+            self.active = 0
+            self.max_active = 0
+            self.said = []
+            self.lock = threading.Lock()
+            self.done = threading.Event()
+            self.gate = threading.Event()
+            self.entered = threading.Event()
+
+        def speak(self, text):
+            self.entered.set()
+            self.gate.wait(5.0)  # the first utterance holds the line until everything is queued
+            with self.lock:
+                self.active += 1
+                self.max_active = max(self.max_active, self.active)
+            threading.Event().wait(0.01)
+            with self.lock:
+                self.active -= 1
+                self.said.append(text)
+                if len(self.said) == 4:
+                    self.done.set()
+            return 0.01
+
+    voice = BlockingVoice()
+    sp = Speaker(voice, RealClock())
+    sp.say("turn 0")
+    assert voice.entered.wait(5.0)  # turn 0 is being spoken
+    sp.say("turn 1")
+    sp.say("turn 2")
+    sp.say("Foul: two hands", urgent=True)
+    voice.gate.set()
+    assert voice.done.wait(5.0)
+    sp.close()
+    assert voice.max_active == 1 and len(sp.spoken) == 4
+    assert voice.said == ["turn 0", "Foul: two hands", "turn 1", "turn 2"]
