@@ -23,7 +23,8 @@ from vision import top_level as tl
 from vision.hands import find_hands
 from vision.kit import Kit, KitError, load_kit
 from vision.models import train_linear
-from vision.reader import Pipeline, default_config, merge
+from vision.background import learn_background
+from vision.reader import Pipeline, default_config, merge, top_height
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
 MIN_IMAGES = 6
@@ -89,10 +90,14 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     if len(prepared) < MIN_IMAGES:
         raise KitError(f"the tray was found in only {len(prepared)} images; calibration needs {MIN_IMAGES}")
     cfg["color"]["tray_ref_bgr"] = [float(v) for v in np.median([p.tray_bgr for p in prepared], axis=0)]
-    pipe = Pipeline(cfg, kit.tray)
-    from vision.reader import top_height
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    bg = learn_background(kit.tray, [(p.img, p.reg, tl.color_gains(cfg, p.tray_bgr)) for p in prepared],
+                          float(cfg["calibration"]["tray_model_px_per_mm"]))
+    bg.save(outdir / "tray_model.npz")
+    pipe = Pipeline(cfg, kit.tray, {}, bg)
     for p in prepared:
-        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr)
+        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
 
     # 3. features with jitter, then the four classifiers
     X = {"orientation": [], "occupancy": [], "color": [], "glyph": []}
@@ -127,8 +132,6 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
                     Y["glyph"].append(_glyph_of(block))
                     X["glyph"].append(tl.glyph_features(cfg, np.ascontiguousarray(patch[::-1, ::-1])))
                     Y["glyph"].append(_glyph_of(block))
-    outdir = Path(out)
-    outdir.mkdir(parents=True, exist_ok=True)
     report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped, "focal_px": focal, "models": {}}
     C = cfg["calibration"]["C"]
     for name in ("orientation", "occupancy", "color", "glyph"):
@@ -157,7 +160,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
                 hc = merge(cfg, {"hands": {"chroma": chroma, "two_arm_width_mm": width, "plane_above_top_mm": above}})
                 right = 0
                 for p in prepared:
-                    n = len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z))
+                    n = len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z, bg, tl.color_gains(cfg, p.tray_bgr)))
                     right += n == kit.labels[p.name].hands
                 score = right / len(prepared)
                 if best is None or score > best[0] + 1e-9:

@@ -17,7 +17,7 @@ import numpy as np
 from referee.observations import HandReading
 from vision.geometry import apply_h
 from vision.kit import Tray
-from vision.top_level import foreground
+from vision.top_level import expected_tray, foreground
 from vision.tray import Registration
 
 SIDES = ("east", "north", "west", "south")
@@ -39,7 +39,7 @@ def _square_ring(tray: Tray, dist: float, step: float) -> tuple[np.ndarray, np.n
     return np.concatenate(pts), np.concatenate(arc)
 
 
-def _ring_validity(tray: Tray, reg: Registration, pts: np.ndarray, z: float, img_shape) -> np.ndarray:
+def _ring_validity(tray: Tray, reg: Registration, pts: np.ndarray, z: float, img_shape, markers: bool = True) -> np.ndarray:
     """Which ring samples have bare tray behind them (inside the image, on the tray, off the markers)?"""
     uv = reg.to_image(pts, z)
     h, w = img_shape[:2]
@@ -47,7 +47,7 @@ def _ring_validity(tray: Tray, reg: Registration, pts: np.ndarray, z: float, img
     ground = apply_h(np.linalg.inv(reg.H), uv)
     x0, y0, x1, y1 = tray.extent()
     ok &= (ground[:, 0] > x0) & (ground[:, 0] < x1) & (ground[:, 1] > y0) & (ground[:, 1] < y1)
-    for c in tray.markers.values():
+    for c in (tray.markers.values() if markers else ()):
         lo, hi = c.min(axis=0) - 4, c.max(axis=0) + 4
         ok &= ~np.all((ground >= lo) & (ground <= hi), axis=1)
     return ok
@@ -78,7 +78,8 @@ class Ring:
     z: float             # plane height
 
 
-def hand_ring(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float) -> Ring:
+def hand_ring(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
+              bg=None, gains: np.ndarray | None = None) -> Ring:
     """The ring round the tower at hand height, shrunk until bare tray lies behind most of it."""
     hc = cfg["hands"]
     z = z_top + float(hc["plane_above_top_mm"])
@@ -98,13 +99,18 @@ def hand_ring(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         dist = float(rings[-1][0])
     pts, arc = _square_ring(tray, dist, step)
     valid = _ring_validity(tray, reg, pts, z, img.shape)
-    fg = foreground(hc, img, tray_bgr, reg.to_image(pts, z))
+    g = gains if gains is not None else np.ones(3, np.float32)
+    uv = reg.to_image(pts, z)
+    fg = foreground(hc, img, expected_tray(bg, reg, uv, tray_bgr, g), uv)
+    if bg is not None:
+        valid = _ring_validity(tray, reg, pts, z, img.shape, markers=False)
     return Ring(pts, arc, _fill_unknown(fg, valid), valid, dist, z)
 
 
-def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float) -> tuple[HandReading, ...]:
+def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
+               bg=None, gains: np.ndarray | None = None) -> tuple[HandReading, ...]:
     hc = cfg["hands"]
-    ring = hand_ring(cfg, tray, reg, img, tray_bgr, z_top)
+    ring = hand_ring(cfg, tray, reg, img, tray_bgr, z_top, bg, gains)
     pts, arc, dist, z = ring.pts, ring.arc, ring.dist, ring.z
     step = float(hc["ring_step_mm"])
     inner_d = min(float(hc["zone_mm"]), dist - 8.0)
@@ -123,7 +129,8 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
         u = d / (np.abs(d).max() + 1e-9)
         probe_r = tray.footprint_half + np.linspace(inner_d, dist, 5)
         probes = np.array([cx, cy]) + np.outer(probe_r, u)
-        reach = foreground(hc, img, tray_bgr, reg.to_image(probes, z))
+        puv = reg.to_image(probes, z)
+        reach = foreground(hc, img, expected_tray(bg, reg, puv, tray_bgr, gains if gains is not None else np.ones(3, np.float32)), puv)
         if not reach[0] and not reach[1]:
             continue
         side = _side(d)

@@ -36,7 +36,7 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
         cv2.putText(out, text, (int(c[0]) - 20, int(c[1]) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (0, 0, 0), 3, cv2.LINE_AA)
         cv2.putText(out, text, (int(c[0]) - 20, int(c[1]) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (255, 255, 255), 1, cv2.LINE_AA)
     tray_bgr = tl.tray_color(p.cfg, tray, reg, img)
-    ring = hand_ring(p.cfg, tray, reg, img, tray_bgr, res.z_top)
+    ring = hand_ring(p.cfg, tray, reg, img, tray_bgr, res.z_top, p.background, tl.color_gains(p.cfg, tray_bgr))
     z = ring.z
     uv = reg.to_image(ring.pts, z)
     for (u, v), f, ok in zip(uv, ring.fg, ring.valid):

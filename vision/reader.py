@@ -17,6 +17,7 @@ import numpy as np
 from referee.blocks import Block, COLORS, Color, Kind, WILD
 from referee.observations import SlotReading, TopLevelReading
 from vision import top_level as tl
+from vision.background import TrayBackground
 from vision.hands import find_hands
 from vision.kit import KitError, Tray, load_tray
 from vision.models import LinearModel
@@ -48,6 +49,7 @@ class Pipeline:
     cfg: dict
     tray: Tray
     models: dict[str, LinearModel] = field(default_factory=dict)
+    background: TrayBackground | None = None
 
     def __post_init__(self) -> None:
         self.detector = make_detector(self.cfg)
@@ -75,7 +77,13 @@ def load_pipeline(folder: str | Path) -> Pipeline:
                 models[name] = LinearModel.load(p)
             except (OSError, KeyError, ValueError) as exc:
                 raise CalibrationMissing(f"the model file {p} is broken ({exc}): calibrate again") from None
-    return Pipeline(merge(default_config(), over), tray, models)
+    bg = None
+    if (d / "tray_model.npz").is_file():
+        try:
+            bg = TrayBackground.load(d / "tray_model.npz")
+        except (OSError, KeyError, ValueError) as exc:
+            raise CalibrationMissing(f"the tray model {d / 'tray_model.npz'} is broken ({exc}): calibrate again") from None
+    return Pipeline(merge(default_config(), over), tray, models, bg)
 
 
 @dataclass(frozen=True)
@@ -109,8 +117,8 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
     return out / out.sum(axis=1, keepdims=True)
 
 
-def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray) -> float:
-    z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr)
+def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> float:
+    z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains)
     if not np.isfinite(z):
         z = float(p.cfg["top"]["fallback_levels"]) * p.tray.block_mm[2]
     return z
@@ -132,7 +140,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     reg = register(p.cfg, p.tray, gray, p.detector)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img)
     gains = tl.color_gains(p.cfg, tray_bgr)
-    z = top_height(p, reg, img, tray_bgr)
+    z = top_height(p, reg, img, tray_bgr, gains)
     face = tl.face_image(p.cfg, p.tray, reg, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
@@ -150,7 +158,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         else:
             slots.append(SlotReading(Block.parse(post[0][0]), float(p_occ[s] * post[0][1]),
                                      tuple((n, round(q * p_occ[s], 4)) for n, q in post[:3])))
-    hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z)
+    hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains)
     low = [s for s in slots if s.confidence < float(dc["uncertain_below"])]
     o_conf = float(max(po))
     uncertain = bool(low) or o_conf < float(dc["uncertain_below"])

@@ -22,8 +22,7 @@ def write_sheet(out: str | Path, size_mm: float = 280.0, marker_mm: float = 34.0
     d.mkdir(parents=True, exist_ok=True)
     tray = default_tray(size_mm, marker_mm)
     ppm = dpi / 25.4
-    img, _, _ = tray_sheet(tray, ppm, (255, 255, 255), margin_mm=0.0)
-    img = img[: int(round(size_mm * ppm)), : int(round(size_mm * ppm))]
+    img, _, _ = tray_sheet(tray, ppm, (255, 255, 255), bounds=(0.0, 0.0, size_mm, size_mm))
     # a 10 mm cross at the tower centre and a 100 mm scale bar to check the print scale
     c = (int(round(tray.tower_center[0] * ppm)), int(round((size_mm - tray.tower_center[1]) * ppm)))
     k = int(5 * ppm)

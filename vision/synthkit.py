@@ -39,11 +39,17 @@ def default_tray(size_mm: float = 280.0, marker_mm: float = 34.0, inset_mm: floa
     return Tray("DICT_4X4_50", markers, (s / 2.0, s / 2.0), block_mm)
 
 
-def tray_sheet(tray: Tray, px_per_mm: float, surface_rgb=(255, 255, 255), margin_mm: float = 8.0) -> tuple[np.ndarray, float, float]:
-    """The tray sheet as an RGB image with y north up; returns (image, x0_mm, y_top_mm) of pixel (0,0)."""
-    x0, y0, x1, y1 = tray.extent()
-    x0, y0, x1, y1 = min(x0, 0) , min(y0, 0), x1 + margin_mm, y1 + margin_mm
-    x0 = min(x0, tray.tower_center[0] * 2 - x1)
+def tray_sheet(tray: Tray, px_per_mm: float, surface_rgb=(255, 255, 255), margin_mm: float = 8.0,
+               bounds: tuple[float, float, float, float] | None = None) -> tuple[np.ndarray, float, float]:
+    """The tray sheet as an RGB image with y north up; returns (image, x0_mm, y_top_mm) of pixel (0,0).
+
+    `bounds` (x0, y0, x1, y1 in mm) fixes the sheet's extent; by default it is the markers' extent
+    plus `margin_mm`."""
+    if bounds is None:
+        x0, y0, x1, y1 = tray.extent()
+        x0, y0, x1, y1 = x0 - margin_mm, y0 - margin_mm, x1 + margin_mm, y1 + margin_mm
+    else:
+        x0, y0, x1, y1 = bounds
     w = int(round((x1 - x0) * px_per_mm))
     h = int(round((y1 - y0) * px_per_mm))
     img = np.empty((h, w, 3), np.uint8)

@@ -332,6 +332,18 @@ def occupancy_features(face: TopFace, slot: int, color_f: np.ndarray) -> np.ndar
                            color_f[-5:]]).astype(np.float32)
 
 
+def expected_tray(bg, reg: Registration, uv: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """Bare-tray colour behind each image point: from the learnt tray model, else the tray median."""
+    if bg is None:
+        return np.broadcast_to(np.asarray(tray_bgr, np.float32), uv.shape[:-1] + (3,))
+    exp = bg.expected(reg, uv, 1.0 / gains)
+    bad = ~np.isfinite(exp).all(axis=-1)
+    if bad.any():
+        exp = exp.copy()
+        exp[bad] = tray_bgr
+    return exp
+
+
 def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:
     """Is the pixel at each (..., 2) position not bare tray? (chromaticity or brightness differs)
 
@@ -341,9 +353,9 @@ def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarra
     x = np.clip(np.rint(uv[..., 0]).astype(np.int32), 0, w - 1)
     y = np.clip(np.rint(uv[..., 1]).astype(np.int32), 0, h - 1)
     px = img[y, x].astype(np.float32) + 1.0
-    ref = tray_bgr.astype(np.float32) + 1.0
-    ratio = px.sum(axis=-1) / ref.sum()
-    chrom = px / px.sum(axis=-1, keepdims=True) - ref / ref.sum()
+    ref = np.asarray(tray_bgr, dtype=np.float32) + 1.0
+    ratio = px.sum(axis=-1) / ref.sum(axis=-1)
+    chrom = px / px.sum(axis=-1, keepdims=True) - ref / ref.sum(axis=-1, keepdims=True)
     dist = np.abs(chrom).sum(axis=-1)
     sc = th
     fg = (dist > float(sc["chroma"])) | (ratio < float(sc["dark"])) | (ratio > float(sc["bright"]))
@@ -351,7 +363,8 @@ def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarra
     return fg & inside
 
 
-def silhouette_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray) -> float:
+def silhouette_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
+                      bg=None, gains: np.ndarray | None = None) -> float:
     """The tower's height from where its silhouette ends, as a median over rays up each side.
 
     A ray follows a point of the footprint's side straight up. At the top face's height the
@@ -378,10 +391,11 @@ def silhouette_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarr
     t = np.asarray(cam.tvec, dtype=np.float64)
     uv_in = _project_many(cam.K, cam.R, t, pin, zs)
     uv_out = _project_many(cam.K, cam.R, t, pout, zs)
-    fg_in = foreground(sc, img, tray_bgr, uv_in)
+    g = gains if gains is not None else np.ones(3, np.float32)
+    fg_in = foreground(sc, img, expected_tray(bg, reg, uv_in, tray_bgr, g), uv_in)
     # the ray must be mostly tower from the tray up to z (a glyph may look like the tray for a while)
     run = np.cumsum(fg_in, axis=0) / np.arange(1, len(zs) + 1)[:, None]
-    edge = fg_in & ~foreground(sc, img, tray_bgr, uv_out) & (run >= float(sc["min_run_fraction"]))  # (Z, P)
+    edge = fg_in & ~foreground(sc, img, expected_tray(bg, reg, uv_out, tray_bgr, g), uv_out) & (run >= float(sc["min_run_fraction"]))  # (Z, P)
     # only the sides whose top edge moves outwards in the image as z grows bound the silhouette
     move = uv_in[-1] - uv_in[0]
     outward = uv_out[0] - uv_in[0]

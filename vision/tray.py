@@ -29,6 +29,10 @@ class Registration:
     marker_ids: tuple[int, ...]
     reprojection_px: float
 
+    @property
+    def H_inv(self) -> np.ndarray:
+        return np.linalg.inv(self.H)
+
     def to_image(self, pts_mm: np.ndarray, z: float = 0.0) -> np.ndarray:
         return apply_h(self.camera.plane_homography(z), pts_mm)
 

@@ -1,0 +1,21 @@
+"""Small kits rendered by the independent synthetic renderer, shared by the vision tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from vision.synthkit import SynthOptions, write_kit
+
+
+@pytest.fixture(scope="session")
+def small_kit(tmp_path_factory):
+    return write_kit(tmp_path_factory.mktemp("kit") / "kit", 24, seed=3, opt=SynthOptions(hide_marker_prob=0.0))
+
+
+@pytest.fixture(scope="session")
+def calibration(small_kit, tmp_path_factory):
+    from vision.calibrate import calibrate_kit
+
+    out = tmp_path_factory.mktemp("cal") / "cal"
+    calibrate_kit(small_kit, out, log=lambda m: None)
+    return out

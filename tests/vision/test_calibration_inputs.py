@@ -1,0 +1,90 @@
+"""Calibration refuses kits it cannot learn from, with messages that say what to fix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from vision.calibrate import calibrate_kit
+from vision.kit import KitError
+
+
+def _copy(kit, tmp_path):
+    dst = tmp_path / "kit"
+    shutil.copytree(kit, dst)
+    return dst
+
+
+def test_missing_labels_file_is_named(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    (kit / "labels.json").unlink()
+    with pytest.raises(KitError, match="labels.json"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_unknown_block_name_is_rejected(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    labels = json.loads((kit / "labels.json").read_text())
+    first = next(iter(labels))
+    labels[first]["slots"][1] = "purple-9"
+    (kit / "labels.json").write_text(json.dumps(labels))
+    with pytest.raises(KitError, match="purple"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_bad_orientation_and_hands_are_rejected(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    labels = json.loads((kit / "labels.json").read_text())
+    first = next(iter(labels))
+    labels[first]["orientation"] = "z"
+    (kit / "labels.json").write_text(json.dumps(labels))
+    with pytest.raises(KitError, match="orientation"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+    labels[first]["orientation"] = "x"
+    labels[first]["hands"] = -1
+    (kit / "labels.json").write_text(json.dumps(labels))
+    with pytest.raises(KitError, match="hands"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_a_labelled_image_that_is_missing_is_named(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    victim = sorted((kit / "images").iterdir())[0]
+    victim.unlink()
+    with pytest.raises(KitError, match=victim.name):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_too_few_images_are_refused(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    labels = json.loads((kit / "labels.json").read_text())
+    keep = dict(list(labels.items())[:3])
+    (kit / "labels.json").write_text(json.dumps(keep))
+    with pytest.raises(KitError, match="at least"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_a_tray_file_for_another_sheet_is_refused(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    tray = json.loads((kit / "tray.json").read_text())
+    tray["markers"] = {str(int(k) + 10): v for k, v in tray["markers"].items()}  # ids not on this sheet
+    (kit / "tray.json").write_text(json.dumps(tray))
+    with pytest.raises(KitError, match="markers"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_a_broken_tray_file_is_refused(small_kit, tmp_path):
+    kit = _copy(small_kit, tmp_path)
+    (kit / "tray.json").write_text("{not json")
+    with pytest.raises(KitError, match="not valid JSON"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_calibration_writes_config_models_and_report(calibration):
+    names = {p.name for p in calibration.iterdir()}
+    assert {"config.json", "tray.json", "report.json", "tray_model.npz", "color.npz", "glyph.npz", "orientation.npz"} <= names
+    cfg = json.loads((calibration / "config.json").read_text())
+    assert cfg["camera"]["focal_px"] > 0
+    assert "chroma" in cfg["hands"]

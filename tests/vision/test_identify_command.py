@@ -1,0 +1,65 @@
+"""`stacko vision identify DIR IMAGE...` prints one JSON line per image, errors included, and goes on."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import cv2
+
+from referee.blocks import Block
+from referee.cli import main
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr().out.strip().splitlines()
+    return code, [json.loads(line) for line in out]
+
+
+def test_identify_reads_each_image_in_the_contract_shape(calibration, small_kit, capsys):
+    images = sorted(str(p) for p in (small_kit / "images").iterdir())[:4]
+    code, lines = _run(capsys, ["vision", "identify", str(calibration), *images])
+    assert code == 0
+    assert [l["image"] for l in lines] == images
+    for line in lines:
+        assert set(line) == {"image", "orientation", "slots", "hands"}
+        assert line["orientation"] in ("x", "y")
+        assert len(line["slots"]) == 3
+        for name in line["slots"]:
+            assert name is None or Block.parse(name).name == name
+        assert isinstance(line["hands"], int) and line["hands"] >= 0
+
+
+def test_unreadable_and_trayless_images_give_error_lines_and_the_rest_is_read(calibration, small_kit, tmp_path, capsys):
+    good = str(sorted((small_kit / "images").iterdir())[0])
+    garbage = tmp_path / "garbage.png"
+    garbage.write_bytes(b"this is not a png")
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((480, 640, 3), 90, np.uint8))
+    missing = str(tmp_path / "nope.png")
+    code, lines = _run(capsys, ["vision", "identify", str(calibration), str(garbage), missing, str(blank), good])
+    assert code == 0
+    assert [l["image"] for l in lines] == [str(garbage), missing, str(blank), good]
+    assert "error" in lines[0] and "read" in lines[0]["error"]
+    assert "error" in lines[1]
+    assert "error" in lines[2] and "tray" in lines[2]["error"]
+    assert "error" not in lines[3] and len(lines[3]["slots"]) == 3
+
+
+def test_identify_without_a_calibration_explains_how_to_make_one(tmp_path, capsys):
+    code = main(["vision", "identify", str(tmp_path / "nothing"), "x.png"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "stacko calibrate vision" in err
+
+
+def test_calibration_reads_its_own_kit_mostly_right(calibration, small_kit):
+    """Resubstitution is a sanity floor, not the benchmark (that is `stacko bench vision`)."""
+    from vision.evaluate import evaluate_kit
+    from vision.reader import load_pipeline
+
+    s = evaluate_kit(load_pipeline(calibration), small_kit)
+    assert s["errors"] == 0
+    assert s["per_slot"] >= 0.7
+    assert s["orientation"] >= 0.8
