@@ -60,7 +60,7 @@ class Buttons:
         config.validate()
         try:
             from gpiozero import Button
-            from gpiozero.exc import GPIOZeroError
+            from gpiozero.exc import BadPinFactory, GPIOZeroError
         except ImportError as exc:  # pragma: no cover
             raise DeviceMissing("buttons", "GPIO", "gpiozero is not installed", "pip install gpiozero") from exc
         self.clock, self.on_press = clock, on_press
@@ -70,6 +70,10 @@ class Buttons:
         for name, pin in config.buttons.items():
             try:
                 b = Button(pin, pull_up=True, bounce_time=config.bounce_s or None, pin_factory=pin_factory)
+            except (BadPinFactory, ImportError) as exc:
+                self.close()
+                raise DeviceMissing("buttons", "GPIO", "no GPIO pins found (this is not a Raspberry Pi, or lgpio is missing)",
+                                    "on the Pi: pip install lgpio (the pi extra); elsewhere use the sim backend") from exc
             except GPIOZeroError as exc:
                 self.close()
                 raise DeviceMissing(f"{name} button", f"GPIO{pin}", f"cannot use the pin ({exc})",

@@ -116,3 +116,27 @@ def test_sim_backend_reads_the_twin_through_the_real_drivers():
         frame = dev.camera.read()
         assert frame.image.ndim == 3 and frame.t == pytest.approx(twin.clock.now())
         dev.close()
+
+
+@pytest.mark.filterwarnings("ignore::gpiozero.exc.PinFactoryFallback")
+def test_pi_backend_off_a_pi_names_every_missing_part(monkeypatch):
+    from pathlib import Path
+
+    model = Path("/proc/device-tree/model")
+    if model.exists() and "Raspberry" in model.read_text(errors="replace"):
+        pytest.skip("on a real Pi the parts may be there")
+    import gpiozero
+
+    monkeypatch.setattr(gpiozero.Device, "pin_factory", None)
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    dev = build_devices("pi", strict=False)
+    try:
+        problems = dev.problems
+    finally:
+        dev.close()
+    if "i2c" in problems:
+        assert "raspi-config" in problems["i2c"]
+    assert "camera" in problems and "python3-picamera2" in problems["camera"]
+    assert "buttons" in problems and "GPIO" in problems["buttons"]
+    with pytest.raises(DeviceMissing, match="not working"):
+        build_devices("pi")
