@@ -129,8 +129,10 @@ class EmulatedMPU6050:
 
     def read_block(self, register: int, length: int) -> list[int]:
         self._catch_up()
-        if register == R.FIFO_R_W:  # the FIFO port does not auto-increment
-            return [self.read_register(R.FIFO_R_W) for _ in range(length)]
+        if register == R.FIFO_R_W:  # the FIFO port does not auto-increment; an empty FIFO reads 0xFF
+            out = list(self.fifo[:length])
+            del self.fifo[:length]
+            return out + [0xFF] * (length - len(out))
         if register == R.FIFO_COUNTH and length >= 2:  # count latched once for the burst
             n = len(self.fifo)
             rest = [self.read_register(R.FIFO_COUNTH + 2 + i) for i in range(length - 2)]
