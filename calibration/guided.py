@@ -25,7 +25,7 @@ import cv2
 
 from calibration.detector_settings import default_imu_floors_ms2, write_table_detector_settings
 from calibration.files import CalibrationDir, CalibrationError, write_json
-from calibration.steps import Action, MPU6050Samples, NAU7802Counts, StepResult, calibrate_imu, calibrate_loadcell
+from calibration.steps import Action, MPU6050Samples, StepResult, calibrate_imu, calibrate_loadcell
 from hardware.errors import DeviceError
 
 STEPS = ("markers", "loadcell", "imu", "vision", "check")
@@ -84,12 +84,12 @@ def step_markers(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping
 
 
 def step_loadcell(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str, Any], known_grams: float) -> StepResult:
-    adc = rig.loadcell()
-    adc.start()
+    cell = rig.loadcell()
+    cell.start()
     try:
-        result = calibrate_loadcell(NAU7802Counts(adc, rig.clock), guide, limits, known_grams)
+        result = calibrate_loadcell(cell.reader, guide, limits, known_grams, cell.chip)
     finally:
-        adc.stop()
+        cell.stop()
     if result.ok:
         cal.save_loadcell(result.value)
         result.lines.append(f"saved {cal.loadcell_path}")

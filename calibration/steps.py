@@ -8,7 +8,7 @@ and the emulated chips.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
@@ -84,6 +84,26 @@ class NAU7802Counts:
                                   "its 3.3 V supply and the four load-cell wires")
             self.clock.sleep(self.period / 2)
         return np.asarray(out, dtype=float)
+
+
+class HX711Counts:
+    """Raw readings from the bit-banged HX711 driver (each read waits for its conversion)."""
+
+    def __init__(self, hx):
+        self.hx = hx
+
+    def counts(self, n: int) -> np.ndarray:
+        return np.asarray([self.hx.read_raw() for _ in range(n)], dtype=float)
+
+
+@dataclass
+class LoadCellHandle:
+    """One load-cell ADC, whichever chip: how to start and stop it and read raw counts."""
+
+    chip: str  # nau7802 | hx711
+    start: Callable[[], None]
+    stop: Callable[[], None]
+    reader: CountsReader
 
 
 class MPU6050Samples:

@@ -104,16 +104,20 @@ def check_imu(rig, limits: Mapping[str, Any], cal: CalibrationDir) -> list[Check
 
 
 def check_loadcell(rig, limits: Mapping[str, Any], cal: CalibrationDir) -> list[Check]:
-    """The NAU7802 answers, is not pinned at the end of its range, and (with a calibration) reads sane grams."""
-    from calibration.steps import NAU7802Counts
+    """The load-cell ADC answers, is not pinned at the end of its range, and (with a calibration) reads sane grams."""
     from hardware.chips.nau7802_regs import ADDRESS
 
+    chip = "nau7802"
     try:
-        adc = rig.loadcell()
-        adc.start()
-        counts = NAU7802Counts(adc, rig.clock).counts(int(limits["doctor"]["loadcell_samples"]))
-        adc.stop()
+        cell = rig.loadcell()
+        chip = cell.chip
+        cell.start()
+        counts = cell.reader.counts(int(limits["doctor"]["loadcell_samples"]))
+        cell.stop()
     except DeviceError as exc:
+        if chip == "hx711":
+            return [_device_failure("loadcell", exc, "check the HX711's wires: VCC to 3.3 V, GND, DT and SCK to the GPIO pins "
+                                                     "in the device settings (GPIO23 and GPIO24 by default), not swapped")]
         return [_device_failure("loadcell", exc, I2C_FIX.format(addr=f"{ADDRESS:02x}"))]
     if counts.max() >= ADC_MAX or counts.min() <= ADC_MIN:
         return [Check("loadcell", False, "the load cell reads the very end of its range",
@@ -141,10 +145,14 @@ def check_loadcell(rig, limits: Mapping[str, Any], cal: CalibrationDir) -> list[
 
 def check_buttons(rig, limits: Mapping[str, Any], press: bool) -> list[Check]:
     """No button stuck down; with `press`, each button must be pressed when asked."""
+    import warnings
+
     try:
-        panel = rig.buttons()
+        with warnings.catch_warnings():  # gpiozero's pin-library fallbacks; the failure itself is reported below
+            warnings.simplefilter("ignore")
+            panel = rig.buttons()
     except DeviceError as exc:
-        return [_device_failure("buttons", exc, "check the button wires to the GPIO header (docs/pi.md)")]
+        return [_device_failure("buttons", exc)]
     except (ImportError, OSError, RuntimeError) as exc:
         return [Check("buttons", False, f"the GPIO pins cannot be used: {exc}",
                       "run as a user in the gpio group (deploy/install.sh adds the service user) and check no other program holds the pins")]

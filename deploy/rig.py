@@ -18,7 +18,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from calibration.steps import Action
+from calibration.steps import Action, HX711Counts, LoadCellHandle, NAU7802Counts
 from hardware.clock import Clock, RealClock
 from hardware.errors import DeviceMissing
 
@@ -79,8 +79,9 @@ class ButtonPanel:
 class EspeakSpeaker:
     """espeak-ng to the sound card (Pi) or to a WAV file (twin, `wav_dir` set)."""
 
-    def __init__(self, outputs: Callable[[], list[str]], wav_dir: Path | None = None, binary: str = "espeak-ng"):
-        self._outputs, self.wav_dir, self.binary = outputs, wav_dir, binary
+    def __init__(self, outputs: Callable[[], list[str]], wav_dir: Path | None = None, binary: str = "espeak-ng",
+                 device: str | None = None):
+        self._outputs, self.wav_dir, self.binary, self.device = outputs, wav_dir, binary, device
 
     def outputs(self) -> list[str]:
         return self._outputs()
@@ -92,10 +93,14 @@ class EspeakSpeaker:
                                 "sudo apt install espeak-ng (deploy/install.sh does it)")
         cmd = [exe, "-v", "en", "-s", "160"]
         out = None
-        if self.wav_dir is not None:
-            out = self.wav_dir / "doctor-speaker.wav"
+        if self.wav_dir is not None or self.device:
+            out = (self.wav_dir or Path(tempfile.mkdtemp(prefix="stacko-voice-"))) / "doctor-speaker.wav"
             cmd += ["-w", str(out)]
         result = subprocess.run([*cmd, text], capture_output=True, text=True, timeout=30)
+        if result.returncode == 0 and self.device and self.wav_dir is None:
+            # a chosen ALSA device: espeak-ng writes the voice, aplay plays it there
+            result = subprocess.run(["aplay", "-q", "-D", self.device, str(out)], capture_output=True, text=True, timeout=30)
+            out = None
         if result.returncode != 0:
             raise DeviceMissing("speaker", "the sound output", f"espeak-ng failed: {result.stderr.strip()[:200]}",
                                 "that the speaker is plugged in and chosen as the default output (raspi-config > audio)")
@@ -114,46 +119,65 @@ def alsa_outputs() -> list[str]:
 
 
 class PiRig:
+    """The real parts, as the table's device settings (hardware/devices.json, $STACKO_DEVICES) describe them."""
+
     backend = "pi"
 
     def __init__(self) -> None:
+        from hardware.backends import load_device_config
+
         self.clock = RealClock()
+        self.cfg = load_device_config()
         self._bus = None
 
     def _i2c(self):
         if self._bus is None:
             from hardware.i2c import open_bus
 
-            self._bus = open_bus(1)
+            self._bus = open_bus(int(self.cfg.get("i2c_bus", 1)))
         return self._bus
 
+    def _device(self, section: str, name: str):
+        from hardware.i2c import I2CDevice
+
+        n = int(self.cfg.get("i2c_bus", 1))
+        return I2CDevice(self._i2c(), int(self.cfg[section]["address"]), name, self.clock, f"I2C bus {n}")
+
     def imu(self):
+        from hardware.backends import _imu_config
         from hardware.chips.mpu6050 import MPU6050
-        from hardware.chips.mpu6050_regs import DEFAULT_ADDRESS
-        from hardware.i2c import I2CDevice
 
-        return MPU6050(I2CDevice(self._i2c(), DEFAULT_ADDRESS, "IMU (MPU-6050)", self.clock), self.clock)
+        return MPU6050(self._device("imu", "IMU (MPU-6050)"), self.clock, _imu_config(self.cfg))
 
-    def loadcell(self):
+    def loadcell(self) -> LoadCellHandle:
+        c = self.cfg["loadcell"]
+        if c["chip"] == "hx711":
+            from hardware.chips.hx711 import HX711
+
+            h = c["hx711"]
+            hx = HX711(int(h["dout_pin"]), int(h["sck_pin"]), self.clock, int(h.get("gain", 128)))
+            return LoadCellHandle("hx711", hx.power_up, hx.power_down, HX711Counts(hx))
+        from hardware.backends import _nau_config
         from hardware.chips.nau7802 import NAU7802
-        from hardware.chips.nau7802_regs import ADDRESS
-        from hardware.i2c import I2CDevice
 
-        return NAU7802(I2CDevice(self._i2c(), ADDRESS, "load-cell ADC (NAU7802)", self.clock), self.clock)
+        adc = NAU7802(self._device("loadcell", "load-cell ADC (NAU7802)"), self.clock, _nau_config(self.cfg))
+        return LoadCellHandle("nau7802", adc.start, adc.stop, NAU7802Counts(adc, self.clock))
 
     def camera(self) -> Camera:
-        from hardware.camera import PiCamera
+        from hardware.camera import CameraSettings, PiCamera, UsbCamera
 
-        cam = PiCamera(self.clock)
+        c = self.cfg["camera"]
+        settings = CameraSettings(tuple(c["size"]), tuple(c["lores"]) if c.get("lores") else None, float(c["fps"]))
+        cam = UsbCamera(self.clock, c.get("usb_index", 0), settings) if c["kind"] == "usb" else PiCamera(self.clock, settings)
         return _FrameImages(cam)
 
     def buttons(self) -> Buttons:
         from hardware.buttons import ButtonConfig, Buttons
 
-        return ButtonPanel(Buttons(ButtonConfig(), self.clock), self.clock)
+        return ButtonPanel(Buttons(ButtonConfig.from_dict(self.cfg["buttons"]), self.clock), self.clock)
 
     def speaker(self) -> Speaker:
-        return EspeakSpeaker(alsa_outputs)
+        return EspeakSpeaker(alsa_outputs, device=self.cfg["speaker"].get("alsa_device"))
 
     def act(self, action: Action) -> None:
         """On the Pi a person does it; nothing to simulate."""
@@ -231,10 +255,11 @@ class TwinRig:
 
         return MPU6050(self.table.imu_device(), self.clock)
 
-    def loadcell(self):
+    def loadcell(self) -> LoadCellHandle:
         from hardware.chips.nau7802 import NAU7802
 
-        return NAU7802(self.table.loadcell_device(), self.clock)
+        adc = NAU7802(self.table.loadcell_device(), self.clock)
+        return LoadCellHandle("nau7802", adc.start, adc.stop, NAU7802Counts(adc, self.clock))
 
     def camera(self) -> _TwinCamera:
         if not self.table.has("camera"):
