@@ -118,6 +118,7 @@ class Speaker:
         self._busy_until = -float("inf")
         self._busy = False
         self.spoken: list[Utterance] = []
+        self._intervals: list[tuple[float, float]] = []  # append-only, known from the start of each utterance
         self.dropped: list[str] = []
         self.errors: list[str] = []
         self.listeners: list[Callable[[Utterance], None]] = []
@@ -159,6 +160,7 @@ class Speaker:
                 self.errors.append(str(exc))
                 continue
             self._busy_until = t0 + dur
+            self._intervals.append((t0, t0 + dur))
             self._done(Utterance(text, prio == URGENT, t0, t0 + dur))
 
     def _worker(self) -> None:
@@ -171,6 +173,9 @@ class Speaker:
                 prio, _, text = heapq.heappop(self._queue)
                 self._busy = True
             t0 = self.clock.now()
+            estimate = t0 + 0.25 + len(text.split()) * 60.0 / 160.0  # hold-off starts now, not when done
+            with self._lock:
+                self._intervals.append((t0, estimate))
             try:
                 self.voice.speak(text)
             except DeviceMissing as exc:
@@ -178,7 +183,11 @@ class Speaker:
             finally:
                 with self._lock:
                     self._busy = False
-            self._done(Utterance(text, prio == URGENT, t0, self.clock.now()))
+            t1 = self.clock.now()
+            if t1 > estimate:
+                with self._lock:
+                    self._intervals.append((estimate, t1))
+            self._done(Utterance(text, prio == URGENT, t0, t1))
 
     def _done(self, u: Utterance) -> None:
         self.spoken.append(u)
@@ -193,7 +202,11 @@ class Speaker:
             return self._busy or self.clock.now() < self._busy_until
 
     def intervals(self) -> list[tuple[float, float]]:
-        return [(u.t0, u.t1) for u in self.spoken]
+        """Speaking intervals, append-only: an utterance's interval appears when it starts (a realtime
+        voice's end is estimated, and extended by a further interval if it ran longer)."""
+        self.pump()
+        with self._lock:
+            return list(self._intervals)
 
     def pending(self) -> list[str]:
         with self._lock:

@@ -133,6 +133,7 @@ def test_a_realtime_voice_never_overlaps_itself():
     sp = Speaker(voice, RealClock())
     sp.say("turn 0")
     assert voice.entered.wait(5.0)  # turn 0 is being spoken
+    assert len(sp.intervals()) == 1 and sp.speaking  # the hold-off is known while it speaks, not after
     sp.say("turn 1")
     sp.say("turn 2")
     sp.say("Foul: two hands", urgent=True)
