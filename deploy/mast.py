@@ -48,17 +48,20 @@ def plan(lens_above_tray_mm: float, tower_top_mm: float, vfov_deg: float = CM3_V
 def main() -> None:
     tray, level, levels = 300.0, 15.0, 15
     tallest = levels * level + level  # 15 levels plus the block being placed on top
-    lowest = min_lens_height(tray, 0.1, CM3_VFOV_DEG)
     print(f"tray {tray:.0f} mm, tallest tower {tallest:.0f} mm ({levels} levels x {level:.0f} mm + the top block)")
-    print(f"lowest lens height for the tray + 10% margin in a 4:3 frame (Camera Module 3, {CM3_VFOV_DEG:g} deg vertical): {lowest:.0f} mm")
-    for h in (450.0, 650.0, 800.0):
-        p = plan(h, tallest)
-        print(f"lens {h:.0f} mm above the tray: sees {p.view_at_tray_mm[0]:.0f} x {p.view_at_tray_mm[1]:.0f} mm at the tray, "
-              f"{p.view_at_top_mm[0]:.0f} x {p.view_at_top_mm[1]:.0f} mm at the top; {p.mm_per_px_at_top:.2f} mm/px there, "
-              f"a block's top {p.block_top_px[0]:.0f} x {p.block_top_px[1]:.0f} px; {p.hand_room_mm:.0f} mm for hands")
+    for lens, vfov in (("Camera Module 3", CM3_VFOV_DEG), ("Camera Module 3 Wide", CM3_WIDE_VFOV_DEG)):
+        lowest = min_lens_height(tray, 0.1, vfov)
+        print(f"{lens} ({vfov:g} deg vertical in a 4:3 frame): lowest lens height for the tray + 10% margin: {lowest:.0f} mm")
+        for h in (400.0, 500.0, 650.0, 800.0):
+            p = plan(h, tallest, vfov)
+            if h < lowest:
+                continue
+            print(f"  lens {h:.0f} mm above the tray: sees {p.view_at_tray_mm[0]:.0f} x {p.view_at_tray_mm[1]:.0f} mm at the tray, "
+                  f"{p.view_at_top_mm[0]:.0f} x {p.view_at_top_mm[1]:.0f} mm at the top; {p.mm_per_px_at_top:.2f} mm/px there, "
+                  f"a block's top {p.block_top_px[0]:.0f} x {p.block_top_px[1]:.0f} px; {p.hand_room_mm:.0f} mm for hands")
     p = plan(650.0, 24 * level)
     print(f"a tower grown to 24 levels ({24 * level:.0f} mm) under a 650 mm lens: {p.hand_room_mm:.0f} mm for hands, "
-          f"a block's top {p.block_top_px[0]:.0f} x {p.block_top_px[1]:.0f} px")
+          f"a block's top {p.block_top_px[0]:.0f} x {p.block_top_px[1]:.0f} px (standard lens)")
 
 
 if __name__ == "__main__":
