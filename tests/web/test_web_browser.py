@@ -97,6 +97,12 @@ def test_the_page_follows_a_whole_round_and_the_table_can_act(browser, tmp_path)
                 assert page.inner_text("#turn") == out["turn"]
                 assert page.inner_text("#seat") == f"seat {players.index(out['turn']) + 1} of {len(players)}"
             assert page.locator("#tower .level").count() == len(towers[i]["tower"])
+            call = out["call"]
+            if not (out["over"] or out["waiting_for"] or call["free"]):  # the call: swatches and numbers
+                assert page.locator("#call .big-swatch").count() == len(call["colors"])
+                assert page.locator("#call .number").all_inner_texts() == [str(n) for n in call["numbers"]]
+                if call["numbers_only"]:
+                    assert "number block" in page.inner_text("#call-text")
             fouls_seen += len(out["fouls"])
             assert page.locator("#fouls li").count() == fouls_seen
             if out["waiting_for"] == "wild_color" and not clicked:

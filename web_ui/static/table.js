@@ -62,8 +62,12 @@ function callView(report) {
     for (const n of call.numbers || []) {
       box.appendChild(Object.assign(document.createElement("span"), {className: "number", textContent: n}));
     }
-    const words = [(call.colors || []).join(" or "), (call.numbers || []).join(" or ")].filter(Boolean).join(" or a ");
-    text = (call.count > 1 ? call.count + " " : "a ") + (words || "block") + (call.numbers_only ? " (number blocks only)" : "");
+    const n = call.count > 1 ? call.count : 1;
+    const noun = (call.numbers_only ? "number block" : "block") + (n > 1 ? "s" : "");
+    const colors = (call.colors || []).join(" or ");
+    const numbers = (call.numbers || []).join(" or ");
+    text = colors ? `${n > 1 ? n : "a"} ${colors} ${noun}` + (numbers ? ` or a ${numbers}` : "")
+                  : (numbers ? `a ${numbers}` : `${n > 1 ? n : "a"} ${noun}`);
   }
   $("call-text").textContent = text;
 }
