@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(libosmesa6 libegl1 libgl1-mesa-dri espeak-ng sox chromium shellcheck)
+DEBS=(libosmesa6 libegl1 libgl1-mesa-dri espeak-ng sox chromium shellcheck systemd)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
