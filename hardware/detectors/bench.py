@@ -88,6 +88,7 @@ def _r(x, nd=4):
 def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, KindScore] | None = None,
           label: str = "") -> dict[str, KindScore]:
     scores = scores if scores is not None else {k: KindScore(k) for k in TRUTH_FOR}
+    truth = not_the_pulled_block(truth)
     events = sorted(events, key=lambda e: e.t)
     hands = [float(x["t"]) for x in truth if x.get("type") in ("pull", "place", "two_hands")]
     collapse_t = min((float(x["t"]) for x in truth if x.get("type") == "collapse"), default=None)
@@ -125,6 +126,22 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
                 sc.fp += 1
                 sc.false_alarms.append((label, e.t))
     return scores
+
+
+def not_the_pulled_block(truth: list[dict]) -> list[dict]:
+    """The twin marks a collapse when any block drops 10 mm, including the block a player is pulling out
+    of a high level (it drops onto the hand). Such a 'collapse' whose only fallen block is the block of a
+    pull in progress is a pull, not a collapse: it is relabelled `pulled_block_drop` (not scored)."""
+    pulls = [x for x in truth if x.get("type") == "pull"]
+    out = []
+    for x in truth:
+        if x.get("type") == "collapse" and x.get("blocks") and len(x["blocks"]) == 1:
+            t = float(x["t"])
+            if any(p.get("block") == x["blocks"][0] and float(p.get("t_start", p["t"])) - 0.1 <= t <= float(p["t"]) + 0.5
+                   for p in pulls):
+                x = {**x, "type": "pulled_block_drop"}
+        out.append(x)
+    return out
 
 
 def find_sessions(root: str | Path) -> list[Path]:
