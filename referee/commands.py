@@ -15,6 +15,7 @@ def register(groups) -> None:
     b.add_argument("--games", type=int, default=2000, help="random complete games to time (default 2000)")
     b.add_argument("--matches", type=int, default=1000, help="matches in the log to replay and verify (default 1000)")
     b.add_argument("--seed", type=int, default=1)
+    register_loop(groups)
 
 
 def _script(args: argparse.Namespace) -> int:
@@ -43,3 +44,38 @@ def _bench(args: argparse.Namespace) -> int:
     from referee.bench import run_bench
 
     return run_bench(games=args.games, matches=args.matches, seed=args.seed)
+
+
+def register_loop(groups) -> None:
+    d = groups.command("demo", "referee a whole match of simulated players on the digital twin", _demo)
+    d.add_argument("--players", type=int, default=3, help="simulated players, 2 to 10 (default 3)")
+    d.add_argument("--seed", type=int, default=1, help="the twin's seed: same seed, same match")
+    d.add_argument("--fast", action="store_true", help="as fast as the machine allows, no real-time pacing")
+    d.add_argument("--no-serve", action="store_true", help="no status page")
+    d.add_argument("--port", type=int, default=8000, help="status page port (default 8000)")
+    d.add_argument("--log", help="the match log to write (SQLite; default in the user's data folder)")
+    d.add_argument("--skill", default="average", choices=["careful", "average", "careless"], help="the players' skill")
+    d.add_argument("--max-turns", type=int, default=200)
+    d.add_argument("--voice-dir", help="write the referee's speech as WAV files here instead of speaking")
+    d.add_argument("--vision", help="a vision calibration folder (default: made from a twin kit on first run)")
+    d.add_argument("--quiet", action="store_true", help="print only the final JSON line")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import json
+
+    from referee.loop.demo import DemoOptions, run_demo
+
+    if not 2 <= args.players <= 10:
+        print("stacko demo: --players must be 2 to 10", file=sys.stderr)
+        return 2
+    opts = DemoOptions(players=args.players, seed=args.seed, fast=args.fast, serve=not args.no_serve,
+                       port=args.port, log=args.log, skill=args.skill, max_turns=args.max_turns,
+                       voice_dir=args.voice_dir, vision_dir=args.vision, quiet=args.quiet)
+    result = run_demo(opts)
+    if not args.quiet:
+        agree = sum(c.agree for c in result.checks)
+        print(f"Turns checked against the twin's truth: {agree}/{len(result.checks)} agree; "
+              f"questions asked: {result.questions}; simulated {result.sim_s:.1f} s in {result.wall_s:.1f} s.")
+    print(json.dumps(result.summary()))
+    return 0 if result.loser is not None or result.winner is not None else 1

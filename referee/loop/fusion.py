@@ -176,6 +176,10 @@ class Fuser:
             self.pull = None  # hands came and went, nothing left the tray: a touch at most
         return []
 
+    def reset(self) -> None:
+        """Forget the pull in progress (the table told the referee what happened)."""
+        self.pull = None
+
     def _start(self, lift_t: float | None) -> _Pull:
         self.pull = _Pull(lift_t, Counter())
         return self.pull
