@@ -45,7 +45,7 @@ def run_detectors(session: Session, cfg: DetectorConfig, chunk_s: float = 0.02) 
     li = np.searchsorted(st.load_t, edges, side="right")
     i_prev = l_prev = 0
     for i, l in zip(ii, li):
-        det.feed(st.imu_t[i_prev:i], st.accel[i_prev:i], st.load_t[l_prev:l], st.grams[l_prev:l])
+        det.feed(st.imu_t[i_prev:i], st.accel[i_prev:i], st.load_t[l_prev:l], st.grams[l_prev:l], gyro=st.gyro[i_prev:i])
         i_prev, l_prev = i, l
     det.flush()
     return det.events

@@ -35,15 +35,21 @@ class ImuConfig:
     highpass_window_s: float    # accel minus its running mean over this window = vibration
     touch_accel_g: float        # vibration above this starts an activity segment ...
     background_factor: float    # ... and above this many times the table's background vibration ...
-    background_window_s: float  # ... (the median over this window: a table never quite at rest)
+    background_quantile: float  # ... (this quantile of the vibration over ...
+    background_window_s: float  # ... this window: a table is never quite at rest)
+    touch_gyro_dps: float       # the tray tilting (gyro, low-passed) faster than this is activity too ...
+    gyro_lowpass_s: float       # ... averaged over this window ...
+    gyro_baseline_s: float      # ... minus its mean over this window (gyro bias and drift)
     impact_g: float             # vibration peak that counts as an impact (collapse evidence)
     knock_accel_g: float        # an activity segment peaking above this, short and weightless, is a knock
     knock_max_s: float
     touch_load_g: float         # load deviation from the settled level that starts an activity segment
     knock_max_load_g: float     # a knock's smoothed load deviation stays below this plus ...
     knock_inertial_g_per_g: float  # ... this many grams per g of vibration (the tray's mass shaken); a touch presses harder
-    quiet_s: float              # an activity segment ends after this long without activity
-    min_touch_s: float          # shorter activity is noise, not a touch
+    quiet_s: float              # an impulse (knock) ends after this long below the knock level
+    min_touch_s: float          # activity shorter than this is noise, not a touch
+    touch_confirm_s: float      # a touch is reported this long after it began, once no lift, place or knock explains it
+    touch_refractory_s: float   # one touch per this long
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hardware.detectors.config import DetectorConfig
-from hardware.detectors.imu import Vibration, VibrationBuffer
+from hardware.detectors.imu import TiltRate, Vibration, VibrationBuffer
 from hardware.detectors.load import LoadTracker
 from referee.observations import SensorEvent, SensorEventKind as K
 
@@ -45,10 +45,15 @@ class SensorDetectors:
     def __post_init__(self) -> None:
         self._vib = Vibration(self.cfg.imu.highpass_window_s)
         self._buf = VibrationBuffer(keep_s=max(5.0, 2 * self.cfg.collapse.impact_lookback_s))
+        self._tilt = TiltRate(self.cfg.imu.gyro_lowpass_s, self.cfg.imu.gyro_baseline_s)
+        self._tiltbuf = VibrationBuffer(keep_s=5.0)
+        self._tilt_bg: deque[float] = deque()
+        self._tilt_bg_level = 0.0
         self._load = LoadTracker(self.cfg.load)
         self._pending: list[tuple[float, float]] = []
         self._speech: list[tuple[float, float]] = []
-        self._seg: _Segment | None = None
+        self._seg: _Segment | None = None  # a touch candidate
+        self._touch_quiet_until = -np.inf
         self._below_since: float | None = None
         self._armed = True
         self._settled_since: float | None = None
@@ -69,11 +74,13 @@ class SensorDetectors:
         t1 = t0 if t1 is None else t1
         return any(a <= t1 and t0 <= b for a, b in self._speech)
 
-    def feed(self, imu_t=None, accel=None, load_t=None, grams=None) -> list[SensorEvent]:
-        """New samples of either stream (numpy arrays); returns the events they complete."""
+    def feed(self, imu_t=None, accel=None, load_t=None, grams=None, gyro=None) -> list[SensorEvent]:
+        """New samples of either stream (numpy arrays; gyro optional, deg/s); returns the events they complete."""
         out: list[SensorEvent] = []
         if imu_t is not None and len(imu_t):
             self._buf.append(np.asarray(imu_t, float), self._vib.process(imu_t, accel))
+            if gyro is not None and len(gyro) == len(imu_t):
+                self._tiltbuf.append(np.asarray(imu_t, float), self._tilt.process(imu_t, gyro))
         if load_t is not None and len(load_t):
             self._pending.extend(zip(np.asarray(load_t, float).tolist(), np.asarray(grams, float).tolist()))
         latest_imu = self._buf.latest
@@ -96,7 +103,7 @@ class SensorDetectors:
             out += self._on_load(t, g, True)
         self._pending = []
         if self._seg is not None:
-            out += self._close_segment(self._seg, self._seg.last_active + self.cfg.imu.quiet_s)
+            out += self._close_segment(self._seg, self._seg.start + self.cfg.imu.touch_confirm_s)
             self._seg = None
         self.events += out
         return out
@@ -134,8 +141,7 @@ class SensorDetectors:
             kind = K.LIFT if step.kind == "lift" else K.PLACE
             out.append(SensorEvent(kind, step.t, 1.0, {"delta_g": round(step.delta_g, 2), "detected_at": step.detected_at}))
             self._last_step_t = step.t
-            if self._seg is not None:
-                self._seg.steps += 1
+            self._seg = None  # the hands' activity so far was this lift/place; what follows is new
 
         # sharp impulses -> knock (unless the weight changed: then it was the tower)
         vib = self._buf.peak(t_prev, t)
@@ -152,23 +158,28 @@ class SensorDetectors:
                 out += self._close_impulse(self._impulse, t)
                 self._impulse = None
 
-        # activity segments -> touch
+        # activity -> touch: a burst above the background, confirmed once nothing else explains it
         vib_threshold = self._vibration_threshold(vib, t - t_prev)
         ref = self._load.reference
         load_dev = abs(s - ref) if (ref is not None and s is not None) else 0.0
-        active = vib >= vib_threshold or load_dev >= cfg.imu.touch_load_g
-        if active:
-            if self._seg is None:
-                first = self._buf.first_above(t_prev, t, vib_threshold)
-                self._seg = _Segment(start=first if first is not None else t, last_active=t)
+        tilt = self._tiltbuf.peak(t_prev, t)
+        tilt_threshold = self._tilt_threshold(tilt, t - t_prev)
+        active = vib >= vib_threshold or tilt >= tilt_threshold or load_dev >= cfg.imu.touch_load_g
+        if active and self._seg is None and t >= self._touch_quiet_until:
+            first = self._buf.first_above(t_prev, t, vib_threshold)
+            self._seg = _Segment(start=first if first is not None else t, last_active=t)
+        if self._seg is not None:
             seg = self._seg
-            seg.last_active = t
-            seg.peak_vib = max(seg.peak_vib, vib)
-            seg.max_load_dev = max(seg.max_load_dev, load_dev)
+            if active:
+                seg.last_active = t
+                seg.peak_vib = max(seg.peak_vib, vib)
+                seg.max_load_dev = max(seg.max_load_dev, load_dev)
             seg.held_off = seg.held_off or self.held_off(t_prev, t)
-        elif self._seg is not None and t - self._seg.last_active >= cfg.imu.quiet_s and self._load.settled:
-            out += self._close_segment(self._seg, t)
-            self._seg = None
+            waited = t - seg.start
+            if waited >= cfg.imu.touch_confirm_s and (self._load.settled or waited >= 3 * cfg.imu.touch_confirm_s):
+                out += self._close_segment(seg, t)
+                self._touch_quiet_until = seg.start + cfg.imu.touch_refractory_s
+                self._seg = None
         return out
 
     def _vibration_threshold(self, vib: float, dt: float) -> float:
@@ -180,8 +191,21 @@ class SensorDetectors:
             self._bg.popleft()
         self._bg_n += 1
         if self._bg_n % 16 == 0:
-            self._bg_level = float(np.median(self._bg))
+            self._bg_level = self._background(self._bg)
         return max(c.touch_accel_g, c.background_factor * self._bg_level)
+
+    def _background(self, values: deque[float]) -> float:
+        return float(np.quantile(values, self.cfg.imu.background_quantile))
+
+    def _tilt_threshold(self, tilt: float, dt: float) -> float:
+        c = self.cfg.imu
+        self._tilt_bg.append(tilt)
+        n_keep = max(16, int(c.background_window_s / max(dt, 1e-3)))
+        while len(self._tilt_bg) > n_keep:
+            self._tilt_bg.popleft()
+        if self._bg_n % 16 == 0:
+            self._tilt_bg_level = self._background(self._tilt_bg)
+        return max(c.touch_gyro_dps, c.background_factor * self._tilt_bg_level)
 
     def _collapse(self, t: float, drop: float, imu_lost: bool) -> SensorEvent | None:
         c = self.cfg.collapse
@@ -217,11 +241,10 @@ class SensorDetectors:
         c = self.cfg.imu
         if seg.steps or seg.held_off or not self._armed:
             return []
-        if any(seg.start - 0.05 <= k <= seg.last_active for k in self._knocks) or (
-                self._impulse is not None and self._impulse.start <= seg.last_active):
-            return []  # the segment is a knock's ringing
-        if seg.last_active - self._last_step_t < c.quiet_s and seg.start - self._last_step_t < 2 * c.quiet_s:
-            return []  # the tail of a lift/place
+        if self._last_step_t >= seg.start - c.touch_confirm_s:
+            return []  # a lift or place: the hands were pulling or placing
+        if any(seg.start - c.quiet_s <= k <= now for k in self._knocks) or self._impulse is not None:
+            return []  # a knock's ringing
         duration = seg.last_active - seg.start
         evidence = {"peak_g": round(seg.peak_vib, 3), "load_dev_g": round(seg.max_load_dev, 1),
                     "duration_s": round(duration, 3), "detected_at": now}

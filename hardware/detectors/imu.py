@@ -37,6 +37,36 @@ class Vibration:
         return vib
 
 
+class TiltRate:
+    """The tower rocking, seen by the gyro under the tray: the rate of turn low-passed over `lowpass_s`
+    minus its mean over `baseline_s` (bias and drift removed), in deg/s. A hand pushing the tower tilts
+    the tray at a few hertz; the tray mount's 25-50 Hz ringing averages out."""
+
+    def __init__(self, lowpass_s: float, baseline_s: float):
+        self.lowpass_s, self.baseline_s = lowpass_s, baseline_s
+        self._tail_t = np.zeros(0)
+        self._tail_g = np.zeros((0, 3))
+
+    def process(self, t: np.ndarray, gyro: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        gyro = np.asarray(gyro, dtype=float).reshape(-1, 3)
+        if len(t) == 0:
+            return np.zeros(0)
+        all_t = np.concatenate([self._tail_t, t])
+        all_g = np.concatenate([self._tail_g, gyro])
+        csum = np.vstack([np.zeros((1, 3)), np.cumsum(all_g, axis=0)])
+        idx = np.arange(len(self._tail_t), len(all_t))
+
+        def mean_over(window: float) -> np.ndarray:
+            start = np.searchsorted(all_t, all_t[idx] - window, side="left")
+            return (csum[idx + 1] - csum[start]) / (idx + 1 - start)[:, None]
+
+        rate = np.linalg.norm(mean_over(self.lowpass_s) - mean_over(self.baseline_s), axis=1)
+        keep = all_t > all_t[-1] - self.baseline_s
+        self._tail_t, self._tail_g = all_t[keep], all_g[keep]
+        return rate
+
+
 class VibrationBuffer:
     """The recent vibration trace, for 'was there an impact between t0 and t1?' questions."""
 
