@@ -34,7 +34,7 @@ def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
     known = args.known_grams if args.known_grams else limits["loadcell"]["default_known_grams"]
     print(f"Calibrating {'the twin' if args.backend == 'sim' else 'this table'} into {cal.path}")
     try:
-        results = run_guided(rig, cal, limits, guide, known, args.seed, steps)
+        results = run_guided(rig, cal, limits, guide, known, args.seed, steps, getattr(args, "sheet_mm", None))
     finally:
         rig.close()
     ok = all(r.ok for r in results) and len(results) == len(steps)
@@ -58,6 +58,8 @@ def register(groups) -> None:
 
     p = groups.group_default("calibrate", guided)
     common(p)
+    p.add_argument("--sheet-mm", type=float, default=None,
+                   help="side of the printed marker sheet in mm, to fit your tray (default: the vision sheet's 280)")
     p.add_argument("--steps", default=None,
                    help="comma-separated subset of markers,loadcell,imu,vision,check (default: all, in order)")
     common(groups.subcommand("calibrate", "loadcell", "tare and scale the load cell with a known weight; check one block shows",

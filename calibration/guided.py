@@ -58,7 +58,8 @@ def report(guide: TerminalGuide, result: StepResult) -> None:
 # ---------------------------------------------------------------- markers
 
 
-def step_markers(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str, Any]) -> StepResult:
+def step_markers(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str, Any],
+                 sheet_mm: float | None = None) -> StepResult:
     """The tray sheet's geometry in tray.json, and the camera sees all four markers."""
     from deploy.doctor import check_camera
 
@@ -67,7 +68,7 @@ def step_markers(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping
 
         write_json(cal.tray_path, TrayLayout().tray_json())  # the twin's tray has the sheet printed on it
     else:
-        run_cli(["calibrate", "markers", "--out", str(cal.path)])
+        run_cli(["calibrate", "markers", "--out", str(cal.path), *(["--size-mm", str(sheet_mm)] if sheet_mm else [])])
         guide.say(f"  The marker sheet is in {cal.path} (PNG/PDF). Print it at 100% scale (no 'fit to page').")
         guide.do(Action("place_sheet", "Lay the printed sheet flat on the tray, markers up, and tape its corners."))
     try:
@@ -155,6 +156,16 @@ def top_slots(level: list[str | None], filled: tuple[int, ...]) -> list[str | No
     return [name if s in filled else None for s, name in enumerate(level)]
 
 
+def slot_hint(tray: Mapping[str, Any]) -> str:
+    """Which side slot 0 is on, in words a builder can follow: named by the printed markers nearest it."""
+    centers = {int(k): (sum(c[0] for c in v) / 4, sum(c[1] for c in v) / 4) for k, v in tray["markers"].items()}
+    low_y = sorted(sorted(centers, key=lambda m: centers[m][1])[:2])
+    low_x = sorted(sorted(centers, key=lambda m: centers[m][0])[:2])
+    return (f"Slot 0 is the block nearest markers {low_y[0]} and {low_y[1]} for a level along the tray, nearest markers "
+            f"{low_x[0]} and {low_x[1]} for a level across it; slot 1 is the middle. 'Along' means parallel to the "
+            f"edge with markers {low_y[0]} and {low_y[1]}.")
+
+
 def orientation(level: int) -> str:
     return "x" if level % 2 else "y"
 
@@ -169,8 +180,8 @@ def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int) -> tu
     shutil.copy(cal.tray_path, kit / "tray.json")
     camera = rig.camera()
     labels: dict[str, dict] = {}
-    guide.say(f"  Build the tower level by level as named (level 1 at the bottom; slots 0, 1, 2 left to right "
-              f"as seen from the marker 0 corner). {len(photo_plan(tower))} photos.")
+    guide.say(f"  Build the tower in the middle of the tray, level by level as named (level 1 at the bottom). "
+              f"{slot_hint(cal.tray())} {len(photo_plan(tower))} photos.")
     for i, (k, filled, hands) in enumerate(photo_plan(tower), start=1):
         slots = top_slots(tower[k - 1], filled)
         if hands == 0:
@@ -224,7 +235,7 @@ def step_check(rig, cal: CalibrationDir, guide: TerminalGuide, tower: list[list[
 
 
 def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: TerminalGuide, known_grams: float,
-               seed: int = 0, steps: tuple[str, ...] = STEPS) -> list[StepResult]:
+               seed: int = 0, steps: tuple[str, ...] = STEPS, sheet_mm: float | None = None) -> list[StepResult]:
     """Every step in order; stops at the first step that fails (later steps rely on it)."""
     results: list[StepResult] = []
     tower: list[list[str | None]] | None = None
@@ -234,7 +245,7 @@ def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: Termi
         guide.say(f"\nStep {n} of {len(steps)}: {titles[step]}")
         try:
             if step == "markers":
-                result = step_markers(rig, cal, guide, limits)
+                result = step_markers(rig, cal, guide, limits, sheet_mm)
             elif step == "loadcell":
                 result = step_loadcell(rig, cal, guide, limits, known_grams)
             elif step == "imu":
