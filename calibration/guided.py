@@ -18,7 +18,6 @@ import random
 import shutil
 from contextlib import redirect_stdout
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import cv2

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from calibration.steps import Action
 from hardware.chips import mpu6050_regs, nau7802_regs

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -76,35 +76,21 @@ class ButtonPanel:
         self.buttons.close()
 
 
-class EspeakSpeaker:
-    """espeak-ng to the sound card (Pi) or to a WAV file (twin, `wav_dir` set)."""
+class VoiceSpeaker:
+    """The hardware engineer's voices (espeak-ng to the sound card, or to WAV files on the twin) plus the
+    list of sound outputs, as the doctor uses them."""
 
-    def __init__(self, outputs: Callable[[], list[str]], wav_dir: Path | None = None, binary: str = "espeak-ng",
-                 device: str | None = None):
-        self._outputs, self.wav_dir, self.binary, self.device = outputs, wav_dir, binary, device
+    def __init__(self, outputs: Callable[[], list[str]], make_voice: Callable[[], Any]):
+        self._outputs, self._make_voice = outputs, make_voice
 
     def outputs(self) -> list[str]:
         return self._outputs()
 
     def say(self, text: str) -> Path | None:
-        exe = shutil.which(self.binary)
-        if exe is None:
-            raise DeviceMissing("speaker", "espeak-ng", "the speech program espeak-ng is not installed",
-                                "sudo apt install espeak-ng (deploy/install.sh does it)")
-        cmd = [exe, "-v", "en", "-s", "160"]
-        out = None
-        if self.wav_dir is not None or self.device:
-            out = (self.wav_dir or Path(tempfile.mkdtemp(prefix="stacko-voice-"))) / "doctor-speaker.wav"
-            cmd += ["-w", str(out)]
-        result = subprocess.run([*cmd, text], capture_output=True, text=True, timeout=30)
-        if result.returncode == 0 and self.device and self.wav_dir is None:
-            # a chosen ALSA device: espeak-ng writes the voice, aplay plays it there
-            result = subprocess.run(["aplay", "-q", "-D", self.device, str(out)], capture_output=True, text=True, timeout=30)
-            out = None
-        if result.returncode != 0:
-            raise DeviceMissing("speaker", "the sound output", f"espeak-ng failed: {result.stderr.strip()[:200]}",
-                                "that the speaker is plugged in and chosen as the default output (raspi-config > audio)")
-        return out
+        voice = self._make_voice()  # DeviceMissing when espeak-ng is not installed
+        voice.speak(text)
+        files = getattr(voice, "files", None)
+        return files[-1] if files else None
 
 
 def alsa_outputs() -> list[str]:
@@ -177,7 +163,10 @@ class PiRig:
         return ButtonPanel(Buttons(ButtonConfig.from_dict(self.cfg["buttons"]), self.clock), self.clock)
 
     def speaker(self) -> Speaker:
-        return EspeakSpeaker(alsa_outputs, device=self.cfg["speaker"].get("alsa_device"))
+        from hardware.speaker import EspeakVoice
+
+        c = self.cfg["speaker"]
+        return VoiceSpeaker(alsa_outputs, lambda: EspeakVoice(c["voice"], int(c["words_per_minute"]), c.get("alsa_device")))
 
     def act(self, action: Action) -> None:
         """On the Pi a person does it; nothing to simulate."""
@@ -286,8 +275,10 @@ class TwinRig:
         return ButtonPanel(panel, self.clock, press)
 
     def speaker(self) -> Speaker:
+        from hardware.speaker import WavVoice
+
         outputs = (lambda: []) if not self.table.has("speaker") else (lambda: ["twin: WAV file output"])
-        return EspeakSpeaker(outputs, Path(self._tmp.name))
+        return VoiceSpeaker(outputs, lambda: WavVoice(self._tmp.name))
 
     def act(self, action: Action) -> None:
         if action.key in ("build_level", "show_top") and action.data:
