@@ -39,10 +39,15 @@ def _bench(args: argparse.Namespace) -> int:
     from hardware.recorder import SessionError
 
     root = Path(args.sessions)
+    if args.record:
+        from hardware.twin_sessions import record_twin_rounds
+
+        record_twin_rounds(root, range(args.seed, args.seed + args.record), args.max_pulls,
+                           progress=lambda info: print(f"recorded {json.dumps(info)}", file=sys.stderr))
     sessions = find_sessions(root) if root.exists() else []
     if not sessions:
         print(f"stacko bench detectors: no recorded sessions with truth.jsonl under {root}. "
-              "Record twin sessions first (the twin's own recording command), or pass --sessions DIR.", file=sys.stderr)
+              "Record twin sessions first (--record N, or the twin's own recording command), or pass --sessions DIR.", file=sys.stderr)
         return 2
     try:
         cfg = load_detector_config(args.detectors)
@@ -129,3 +134,7 @@ def register(groups) -> None:
     p.add_argument("--sessions", default=DEFAULT_SESSIONS, help=f"folder of session folders with truth.jsonl (default {DEFAULT_SESSIONS})")
     p.add_argument("--detectors", help="detector settings (default calibration/defaults/detectors.json)")
     p.add_argument("--misses", action="store_true", help="also list every miss and false alarm (session and time) on stderr")
+    p.add_argument("--record", type=int, default=0, metavar="N",
+                   help="first record N twin rounds (seeds from --seed) into the sessions folder; existing ones are kept")
+    p.add_argument("--seed", type=int, default=0, help="first seed for --record")
+    p.add_argument("--max-pulls", type=int, default=6, help="pulls per recorded round before the tower is pushed over")
