@@ -393,6 +393,17 @@ class CalibrationDir:
     def vision_path(self) -> Path:
         return self.path / "vision"
 
+    @property
+    def table_detectors_path(self) -> Path:
+        return self.path / "detectors.json"
+
+    def detectors_path(self) -> Path:
+        """The detector settings the match loop should load: this table's (written by `stacko calibrate imu`)
+        if there is one, else the defaults (calibration/defaults/detectors.json)."""
+        if self.table_detectors_path.exists():
+            return self.table_detectors_path
+        return Path(__file__).with_name("defaults") / "detectors.json"
+
     def loadcell(self) -> LoadCellCalibration:
         what = f"The load-cell calibration ({self.loadcell_path})"
         return LoadCellCalibration.from_json(_read_json(self.loadcell_path, what, FIX["loadcell"]), self.limits, what)

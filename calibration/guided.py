@@ -109,7 +109,7 @@ def step_imu(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping[str
             loadcell = cal.loadcell()
         except CalibrationError:
             loadcell = None
-        path = write_table_detector_settings(cal.path / "detectors.json", result.value, loadcell)
+        path = write_table_detector_settings(cal.table_detectors_path, result.value, loadcell)
         result.lines.append(f"saved {cal.imu_path} and the table's detector settings {path}")
     return result
 

@@ -38,6 +38,8 @@ def test_sensor_steps_calibrate_the_twin_and_one_block_shows_clearly(tmp_path):
     assert imu.gravity_ms2 == pytest.approx(9.81, abs=0.2)
     assert imu.collapse_threshold_ms2 > imu.touch_threshold_ms2 > imu.accel_noise_ms2
     assert cal.tray()["aruco_dictionary"] == "DICT_4X4_50"
+    assert cal.detectors_path() == tmp_path / "detectors.json"
+    assert CalibrationDir(tmp_path / "elsewhere", LIMITS).detectors_path().name == "detectors.json"
     detectors = json.loads((tmp_path / "detectors.json").read_text())
     defaults = json.loads(open("calibration/defaults/detectors.json").read())
     assert detectors["imu"]["impact_g"] >= defaults["imu"]["impact_g"]
