@@ -12,14 +12,15 @@ import sys
 
 def _setup(args: argparse.Namespace):
     from calibration.files import CalibrationDir, load_limits
-    from calibration.guided import TerminalGuide
+    from calibration.guided import JsonGuide, TerminalGuide
     from deploy.rig import make_rig
 
     limits = load_limits()
     cal = CalibrationDir(args.calibration, limits)
     cal.path.mkdir(parents=True, exist_ok=True)
     rig = make_rig(args.backend, args.seed, args.without)
-    guide = TerminalGuide(rig, interactive=not args.yes and sys.stdin.isatty())
+    kind = JsonGuide if args.json else TerminalGuide
+    guide = kind(rig, interactive=not args.yes and (args.json or sys.stdin.isatty()))
     return limits, cal, rig, guide
 
 
@@ -32,14 +33,14 @@ def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
         print(f"stacko calibrate: {exc}")
         return 2
     known = args.known_grams if args.known_grams else limits["loadcell"]["default_known_grams"]
-    print(f"Calibrating {'the twin' if args.backend == 'sim' else 'this table'} into {cal.path}")
+    guide.say(f"Calibrating {'the twin' if args.backend == 'sim' else 'this table'} into {cal.path}")
     try:
         results = run_guided(rig, cal, limits, guide, known, args.seed, steps, getattr(args, "sheet_mm", None))
     finally:
         rig.close()
     ok = all(r.ok for r in results) and len(results) == len(steps)
     if ok and len(steps) > 1:
-        print("\nCalibration complete: run `stacko doctor` to check the whole table.")
+        guide.say("\nCalibration complete: run `stacko doctor` to check the whole table.")
     return 0 if ok else 1
 
 
@@ -53,6 +54,8 @@ def register(groups) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         add_rig_arguments(p)
         p.add_argument("--yes", action="store_true", help="do not wait for Enter between instructions (tests, the twin)")
+        p.add_argument("--json", action="store_true",
+                       help="JSON lines for a page to show ({say}, {do, text}: answer with one line on stdin, {step, ok, grade, lines})")
         p.add_argument("--known-grams", type=float, default=None,
                        help="the known weight used to scale the load cell, in grams (default 500: e.g. a full 500 ml bottle)")
 

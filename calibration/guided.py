@@ -41,17 +41,38 @@ class TerminalGuide:
 
     def do(self, action: Action) -> None:
         self.out(f"  -> {action.text}")
+        self._carry_out(action)
+
+    def _carry_out(self, action: Action) -> None:
         if self.rig.backend == "sim":
             self.rig.act(action)
             self.out("     (the twin did it)")
         elif self.interactive:
             self.ask("     press Enter when done ")
 
+    def result(self, result: StepResult) -> None:
+        self.say(f"  {result.part}: {result.grade.upper()}")
+        for line in result.lines:
+            self.say(f"     {line}")
 
-def report(guide: TerminalGuide, result: StepResult) -> None:
-    guide.say(f"  {result.part}: {result.grade.upper()}")
-    for line in result.lines:
-        guide.say(f"     {line}")
+
+class JsonGuide(TerminalGuide):
+    """The same route as JSON lines, for a page or another program to show: {"say"}, {"do", "text"} (then
+    it waits for one line on stdin, unless the twin acts) and {"step", "ok", "grade", "lines"}."""
+
+    def say(self, text: str) -> None:
+        if text.strip():
+            self.out(json.dumps({"say": text.strip()}))
+
+    def do(self, action: Action) -> None:
+        self.out(json.dumps({"do": action.key, "text": action.text, **({"grams": action.grams} if action.grams else {})}))
+        if self.rig.backend == "sim":
+            self.rig.act(action)
+        elif self.interactive:
+            self.ask("")
+
+    def result(self, result: StepResult) -> None:
+        self.out(json.dumps({"step": result.part, "ok": result.ok, "grade": result.grade, "lines": result.lines}))
 
 
 # ---------------------------------------------------------------- markers
@@ -257,7 +278,7 @@ def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: Termi
                 result = step_check(rig, cal, guide, tower, seed)
         except (CalibrationError, DeviceError) as exc:
             result = StepResult(step, False, "failed", [str(exc)])
-        report(guide, result)
+        guide.result(result)
         results.append(result)
         if not result.ok:
             guide.say(f"\nCalibration stopped at step {n}: fix what it says, then run `stacko calibrate` again.")

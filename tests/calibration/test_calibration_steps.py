@@ -91,3 +91,12 @@ def test_the_photo_plan_shows_every_level_complete_some_part_built_and_some_hand
     assert {len(filled) for _, filled, _ in plan} == {1, 2, 3}
     assert {h for _, _, h in plan} == {0, 1, 2}
     assert len(plan) <= 40  # a few dozen photos
+
+
+def test_json_mode_gives_a_page_every_instruction_and_result(tmp_path, capsys):
+    assert main(["calibrate", "loadcell", "--backend", "sim", "--json", "--calibration", str(tmp_path)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    dos = [line["do"] for line in lines if "do" in line]
+    assert dos == ["empty_tray", "put_weight", "remove_weight", "put_block", "remove_block"]
+    step = [line for line in lines if "step" in line]
+    assert step[0]["step"] == "loadcell" and step[0]["ok"] and step[0]["grade"] in ("good", "usable")
