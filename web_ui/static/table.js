@@ -108,6 +108,7 @@ function render(msg) {
   document.body.dataset.seq = msg.seq || 0;  // which state is on screen (tests wait on it)
   if (Array.isArray(r.players)) S.players = r.players;
   $("turn").textContent = r.turn || (r.over ? "round over" : "waiting");
+  $("turn").classList.toggle("nobody", !r.turn);
   const seat = S.players.indexOf(r.turn);
   $("seat").textContent = seat >= 0 ? `seat ${seat + 1} of ${S.players.length}` : "";
   const cw = (r.direction || "clockwise") === "clockwise";
