@@ -76,7 +76,7 @@ def check_camera(rig, limits: Mapping[str, Any], frames: int = 3) -> list[Check]
 # ---------------------------------------------------------------- IMU and load cell
 
 
-def check_imu(rig, limits: Mapping[str, Any], cal: CalibrationDir) -> list[Check]:
+def check_imu(rig, limits: Mapping[str, Any]) -> list[Check]:
     """The MPU-6050 answers, feels about 1 g, and is quiet while nobody touches the table."""
     from calibration.steps import MPU6050Samples
     from hardware.chips.mpu6050_regs import DEFAULT_ADDRESS
@@ -248,7 +248,7 @@ def run_doctor(rig, cal: CalibrationDir, log_dir: Path, limits: Mapping[str, Any
     """Every check, in the order a person would fix things; `report` sees each result as it comes."""
     checks: list[Callable[[], list[Check]]] = [
         lambda: check_camera(rig, limits),
-        lambda: check_imu(rig, limits, cal),
+        lambda: check_imu(rig, limits),
         lambda: check_loadcell(rig, limits, cal),
         lambda: check_buttons(rig, limits, press_buttons),
     ]

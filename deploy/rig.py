@@ -22,6 +22,7 @@ from calibration.steps import Action, HX711Counts, LoadCellHandle, NAU7802Counts
 from hardware.clock import Clock, RealClock
 from hardware.errors import DeviceMissing
 
+
 class Camera(Protocol):
     def read(self) -> np.ndarray:
         """One BGR frame."""
