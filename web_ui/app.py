@@ -106,7 +106,8 @@ def create_app(hub: TableHub | None = None, store: MatchStore | None = None, pin
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError) -> object:
-        return jsonify({"ok": False, "error": "this page's security token is missing or out of date; reload the page and try again"}), 400
+        return jsonify({"ok": False, "csrf": True,
+                        "error": "this page's security token is missing or out of date; reload the page and try again"}), 400
 
     @app.errorhandler(404)
     def not_found(exc: Exception) -> object:

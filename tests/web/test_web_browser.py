@@ -168,6 +168,9 @@ def test_the_page_recovers_after_the_referee_is_killed_and_restarted(browser, tm
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{port}/")
         page.wait_for_selector("#conn.on")
+        page.fill("#pin", PIN)
+        page.click("#unlock button")
+        page.wait_for_selector("body.is-table")
         last = [o for o in outputs if o["ok"]][-1]
         assert page.inner_text("#turn") == (last["turn"] or "round over")
         proc.send_signal(signal.SIGKILL)
@@ -183,6 +186,10 @@ def test_the_page_recovers_after_the_referee_is_killed_and_restarted(browser, tm
         proc = start_serve(log, port)
         page.wait_for_selector("#conn.on", timeout=15_000)
         page.wait_for_function("document.getElementById('turn').textContent === 'Zed'", timeout=10_000)
+        page.wait_for_selector("body:not(.is-table)", timeout=10_000)  # the new referee run must be unlocked again
+        page.fill("#pin", PIN)
+        page.click("#unlock button")
+        page.wait_for_selector("body.is-table", timeout=10_000)
         with MatchStore(log) as store:  # the referee (another process) goes on logging: the page follows
             pull = {"event": "pull", "level": 1, "slot": 1}
             runner = ScriptRunner()

@@ -95,7 +95,9 @@ function fillSelect(sel, names, preferred) {
 }
 
 function onMessage(msg) {
-  if (msg.epoch !== S.epoch) { S.epoch = msg.epoch; S.seen.clear(); $("feed").replaceChildren(); $("fouls").replaceChildren(); S.roundKey = null; }
+  if (msg.epoch !== S.epoch) {
+    if (S.epoch) refreshSession();  // a restarted referee: this browser's unlock and token are void
+    S.epoch = msg.epoch; S.seen.clear(); $("feed").replaceChildren(); $("fouls").replaceChildren(); S.roundKey = null; }
   const fresh = !msg.seq || !S.seen.has(msg.seq);
   if (msg.seq) S.seen.add(msg.seq);
   if (fresh) addFeed(msg);
@@ -153,11 +155,20 @@ function renderStandings(r) {
   }
 }
 
-async function post(url, body) {
-  const res = await fetch(url, {method: "POST", credentials: "same-origin",
-    headers: {"Content-Type": "application/json", "X-CSRFToken": S.csrf || ""}, body: JSON.stringify(body)});
-  let data = {};
-  try { data = await res.json(); } catch (e) { data = {error: "the referee did not answer"}; }
+async function post(url, body, retried) {
+  let res, data = {};
+  try {
+    res = await fetch(url, {method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": S.csrf || ""}, body: JSON.stringify(body)});
+    data = await res.json();
+  } catch (e) {
+    toast("the referee did not answer; try again", false);
+    return {res: res || {ok: false, status: 0}, data};
+  }
+  if (res.status === 400 && data.csrf && !retried) {  // token from before a restart: fetch a new one, once
+    await refreshSession();
+    return post(url, body, true);
+  }
   if (!res.ok) {
     toast(data.error || "refused", false);
     if (res.status === 403 && url === "/api/actions") await refreshSession();
