@@ -31,7 +31,7 @@ def _fail(message: str) -> int:
 
 
 def register(groups) -> None:
-    log = groups.group("log", "the match log: list, show, replay, export")
+    groups.group("log", "the match log: list, show, replay, export")
     p = groups.subcommand("log", "list", "list logged matches with their rounds", _log_list)
     _add_log(p)
     p.add_argument("--json", action="store_true", help="one JSON object per match")
@@ -47,7 +47,6 @@ def register(groups) -> None:
     _add_log(p)
     p.add_argument("--match", metavar="ID", help="default: every match")
     p.add_argument("--format", choices=("json", "csv"), default="json")
-    del log
 
     p = groups.command("serve", "serve the status page, history and JSON API", _serve)
     _add_log(p)

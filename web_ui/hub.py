@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import parse_action
+from .actions import ActionError, parse_action
 
 
 @dataclass(eq=False)  # compared and hashed by identity: each is one viewer
@@ -137,8 +137,6 @@ class TableHub:
         try:
             self._actions.put_nowait(checked)
         except queue.Full:
-            from .actions import ActionError
-
             raise ActionError("the referee is busy; try again in a moment") from None
         return checked
 
