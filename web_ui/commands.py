@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -50,7 +51,8 @@ def register(groups) -> None:
 
     p = groups.command("serve", "serve the status page, history and JSON API", _serve)
     _add_log(p)
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--port", type=int, default=int(os.environ.get("STACKO_PORT", "8000")),
+                   help="port (default: $STACKO_PORT or 8000, as the Pi service)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all, so tablets can reach it)")
     p.add_argument("--pin", help="the table PIN (default: a random one, printed at start)")
     p.add_argument("--no-follow", action="store_true",
