@@ -21,7 +21,7 @@ from referee.observations import SensorEvent
 
 TRUTH_FOR = {"lift": ("pull",), "place": ("place",), "touch": ("touch",), "knock": ("knock",), "collapse": ("collapse",),
              "collapse_2plus": ("collapse",)}
-WINDOW_S = {"lift": (-0.5, 0.5), "place": (-0.5, 0.5), "touch": (-0.3, 0.6), "knock": (-0.3, 0.3), "collapse": (-0.3, 1.0),
+WINDOW_S = {"lift": (-0.75, 0.75), "place": (-0.75, 0.75), "touch": (-0.3, 0.6), "knock": (-0.3, 0.3), "collapse": (-0.3, 1.0),
             "collapse_2plus": (-0.3, 1.0)}
 # "collapse_2plus" scores the collapse detector only on collapses where two or more blocks fell (the twin's
 # truth has a `fallen` count): one block sliding onto the tray leaves the weight unchanged and is, to the tray
@@ -98,7 +98,7 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
         wanted = sorted(float(x["t"]) for x in truth if x.get("type") in types
                         and (collapse_t is None or x.get("type") == "collapse" or float(x["t"]) < collapse_t))
         det_kind = "collapse" if kind == "collapse_2plus" else kind
-        dets = [e for e in events if e.kind.value == det_kind and (collapse_t is None or det_kind == "collapse" or e.t < collapse_t + 0.5)]
+        dets = [e for e in events if e.kind.value == det_kind and (collapse_t is None or det_kind == "collapse" or e.t < collapse_t)]
         lo, hi = WINDOW_S[kind]
         if kind == "collapse_2plus":
             single = [float(x["t"]) for x in truth if x.get("type") == "collapse" and int(x.get("fallen", 2)) < 2]

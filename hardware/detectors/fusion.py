@@ -49,7 +49,7 @@ class SensorDetectors:
         self._tiltbuf = VibrationBuffer(keep_s=5.0)
         self._tilt_bg: deque[float] = deque()
         self._tilt_bg_level = 0.0
-        self._load = LoadTracker(self.cfg.load)
+        self._load = LoadTracker(self.cfg.load, fast_window_s=self.cfg.collapse.fast_window_s)
         self._pending: list[tuple[float, float]] = []
         self._speech: list[tuple[float, float]] = []
         self._seg: _Segment | None = None  # a touch candidate
@@ -119,11 +119,12 @@ class SensorDetectors:
         s = self._load.smoothed
 
         # collapse: a lasting drop below the settled level, confirmed by an impact
-        if ref_before is not None and s is not None and s < ref_before - cfg.collapse.drop_g:
+        fast = self._load.fast
+        if ref_before is not None and fast is not None and fast < ref_before - cfg.collapse.drop_g:
             if self._below_since is None:
                 self._below_since = t
             if self._armed and t - self._below_since >= cfg.collapse.confirm_s:
-                ev = self._collapse(t, ref_before - s, imu_lost)
+                ev = self._collapse(t, ref_before - fast, imu_lost)
                 if ev is not None:
                     out.append(ev)
         else:
@@ -218,9 +219,12 @@ class SensorDetectors:
         peak = self._buf.peak(below - c.impact_lookback_s, t)
         if self._seg is not None:
             self._seg.steps += 1
-        return SensorEvent(K.COLLAPSE, impact_t if impact_t is not None else below, 1.0 if impact_t is not None else 0.7,
-                           {"drop_g": round(drop, 1), "impact_g": round(peak, 3), "detected_at": t,
-                            "imu": 0.0 if imu_lost else 1.0})
+        # the collapse time: when the weight began to go (the smoothed drop, less the smoothing delay)
+        started = max(below - self._load.fast_delay_s, impact_t if impact_t is not None else -np.inf)
+        evidence = {"drop_g": round(drop, 1), "impact_g": round(peak, 3), "detected_at": t, "imu": 0.0 if imu_lost else 1.0}
+        if impact_t is not None:
+            evidence["impact_t"] = impact_t
+        return SensorEvent(K.COLLAPSE, started, 1.0 if impact_t is not None else 0.7, evidence)
 
     def _close_impulse(self, imp: _Segment, now: float) -> list[SensorEvent]:
         c = self.cfg.imu

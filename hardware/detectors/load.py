@@ -50,8 +50,11 @@ class _MovingMean:
 
 
 class LoadTracker:
-    def __init__(self, cfg: LoadConfig, history_s: float = 5.0):
+    def __init__(self, cfg: LoadConfig, history_s: float = 5.0, fast_window_s: float = 0.03):
         self.cfg = cfg
+        self._fast = _MovingMean(fast_window_s)
+        self.fast: float | None = None  # the median under one short mean: quicker, noisier (collapse test)
+        self.fast_delay_s = fast_window_s / 2 + cfg.median_window_s / 2
         self._raw: deque[tuple[float, float]] = deque()
         self._box1 = _MovingMean(cfg.mean_window_s)
         self._box2 = _MovingMean(cfg.mean_window_s)
@@ -66,6 +69,7 @@ class LoadTracker:
         self.level: float | None = None       # the current settled level, if settled
         self._last_t: float | None = None
         self._elsewhere: tuple[float, float] | None = None  # (since, level) of an unmatched settled level
+        self._last_step_at = -float("inf")  # when the last step was detected (its history is not re-used)
 
     def update(self, t: float, grams: float) -> LoadStep | None:
         c = self.cfg
@@ -74,7 +78,9 @@ class LoadTracker:
         self._raw.append((t, grams))
         while self._raw and self._raw[0][0] <= t - c.median_window_s:
             self._raw.popleft()
-        s = self._box2.add(t, self._box1.add(t, median(v for _, v in self._raw)))
+        m = median(v for _, v in self._raw)
+        self.fast = self._fast.add(t, m)
+        s = self._box2.add(t, self._box1.add(t, m))
         self.smoothed = s
         self._win.append((t, s))
         self._hist.append((t, s))
@@ -101,7 +107,9 @@ class LoadTracker:
         if one_block and (d < 0) != self.holding:
             old = self.reference
             self.reference, self.holding, self._elsewhere = level, d < 0, None
-            return LoadStep("lift" if d < 0 else "place", d, self.crossing_time(old, level, t), t, level)
+            step = LoadStep("lift" if d < 0 else "place", d, self.crossing_time(old, level, t), t, level)
+            self._last_step_at = t
+            return step
         if self._elsewhere is None or abs(level - self._elsewhere[1]) > c.stable_band_g:
             self._elsewhere = (t, level)
         elif t - self._elsewhere[0] >= c.reanchor_s:
@@ -111,12 +119,25 @@ class LoadTracker:
         return None
 
     def crossing_time(self, old: float, new: float, now: float) -> float:
-        """The last time the filtered signal was on the old side of half-way."""
+        """When the level went from `old` to `new`: the split of the recent history (since the last step)
+        that best separates samples on the old side of half-way from those on the new side. Robust to
+        the smoothed signal wandering back across half-way while hands still work at the tower."""
+        import numpy as np
+
+        hist = [(tt, v) for tt, v in self._hist if tt > self._last_step_at]
+        if not hist:
+            return now - self.delay_s
+        ts = np.array([h[0] for h in hist])
+        vs = np.array([h[1] for h in hist])
         mid = (old + new) / 2
-        for tt, v in reversed(self._hist):
-            if (v > mid) if new < old else (v < mid):
-                return tt - self.delay_s
-        return (self._hist[0][0] if self._hist else now) - self.delay_s
+        new_side = (vs < mid) if new < old else (vs > mid)
+        # cost of splitting before sample k: new-side samples before k + old-side samples from k on
+        before_new = np.concatenate([[0], np.cumsum(new_side)])
+        after_old = np.concatenate([np.cumsum((~new_side)[::-1])[::-1], [0]])
+        cost = before_new + after_old
+        k = int(np.flatnonzero(cost == cost.min())[0])
+        k = min(k, len(ts) - 1)
+        return float(ts[k]) - self.delay_s
 
     def force_reference(self, level: float | None, holding: bool = False) -> None:
         self.reference, self.holding, self._elsewhere = level, holding, None
