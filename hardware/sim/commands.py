@@ -21,8 +21,47 @@ def _kit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hardware.sim.runs import record_runs
+
+    if args.runs < 1:
+        print("--runs must be at least 1", file=sys.stderr)
+        return 2
+    summaries = record_runs(Path(args.out), args.runs, args.seed, fps=args.fps, log=lambda s: print(json.dumps(s), flush=True))
+    total = {k: sum(s[k] for s in summaries) for k in ("pulls", "places", "touches", "knocks", "two_hands")}
+    total["collapses"] = sum(1 for s in summaries if s["collapse_t"] is not None)
+    total["runs"] = len(summaries)
+    print(json.dumps({"recorded": str(args.out), **total}))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from hardware.sim.bench import bench_physics, bench_render, bench_stand
+
+    print(json.dumps(bench_physics(args.seed, args.still, args.turns)), flush=True)
+    print(json.dumps(bench_render(args.seed, args.frames)), flush=True)
+    if args.stand > 0:
+        print(json.dumps(bench_stand(args.seed, args.stand)), flush=True)
+    return 0
+
+
 def register(groups) -> None:
     p = groups.subcommand("sim", "kit", "write a vision kit (CONTRACT section 2) rendered by the twin", _kit)
     p.add_argument("out", help="kit folder to write")
     p.add_argument("--images", type=int, default=200, help="number of images")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same kit)")
+
+    p = groups.subcommand("sim", "record", "record self-playing twin rounds as session folders (detector benchmark data)", _record)
+    p.add_argument("out", help="folder to hold run-001, run-002, ...")
+    p.add_argument("--runs", type=int, default=12, help="number of rounds")
+    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same runs)")
+    p.add_argument("--fps", type=float, default=2.0, help="overhead frames per second to save (0: none)")
+
+    p = groups.subcommand("bench", "sim", "twin speed: simulated s per wall s with sensors at full rate, ms per frame", _bench)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--still", type=float, default=5.0, help="simulated seconds of untouched tower to time")
+    p.add_argument("--turns", type=int, default=3, help="pull-and-place turns to time")
+    p.add_argument("--frames", type=int, default=10, help="frames per render measurement")
+    p.add_argument("--stand", type=float, default=0.0, help="also check an untouched tower stands this long (60 for the issue's check)")

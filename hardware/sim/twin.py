@@ -86,7 +86,7 @@ class Twin:
         self.fallen: list[str] = []
         self._actions: list[Action] = []
         self._renderer = None
-        self._tray_dof = int(self.model.jnt_dofadr[self.model.joint("mount_z").id])
+        self._tray_dof = int(self.model.jnt_dofadr[self.model.joint("mount_z").id]) if self.world.tray_joints else None
         self._ref: dict[int, np.ndarray] = {}
         self._steps = 0
         self._record()
@@ -131,7 +131,7 @@ class Twin:
 
     def _record(self) -> None:
         d = self.data
-        force = float(d.qfrc_passive[self._tray_dof])
+        force = float(d.qfrc_passive[self._tray_dof]) if self._tray_dof is not None else 0.0
         self.trace.append(self.t, d.sensordata[0:3].copy(), np.degrees(d.sensordata[3:6]), force)
 
     # --- tower state ----------------------------------------------------------------------------
@@ -357,17 +357,24 @@ class Twin:
         return next((e for e in self.truth[n:] if e["type"] == "place"), None)
 
     def _place_target(self, level: int, slot: int) -> tuple[np.ndarray, float]:
+        """Where a careful hand puts a block: across the level below's actual centre, beside the
+        blocks already on this level (the nominal grid drifts as a tower is played)."""
         pos, yaw = slot_pose(self.config, level, slot)
+        pitch = 2 * self.config.block_half[1] + self.config.slot_gap_m + 0.0005  # a placed block keeps clear
+        long_ax, cross_ax = (0, 1) if yaw == 0.0 else (1, 0)
         below = [b for b in self.world.blocks if b.level == level - 1]
+        same = [b for b in self.world.blocks if b.level == level]
+        xp = self.data.xpos
         if below:
-            zs = [self.data.xpos[b.body_id][2] for b in below]
-            pos[2] = max(zs) + 2 * self.config.block_half[2] + 0.0005
-            centre = np.mean([self.data.xpos[b.body_id][:2] for b in below], axis=0)
-            mid = [b for b in below if b.slot == 1]
-            if mid:
-                centre = self.data.xpos[mid[0].body_id][:2]
-            axis = 0 if yaw == 0.0 else 1  # align across the level below, keep the slot offset along it
-            pos[axis] = centre[axis]
+            pos[2] = max(xp[b.body_id][2] for b in below) + 2 * self.config.block_half[2] + 0.0005
+            pos[long_ax] = float(np.mean([xp[b.body_id][long_ax] - (b.slot - 1) * pitch for b in below]))
+            level_centre = float(np.mean([xp[b.body_id][cross_ax] for b in below]))
+        else:
+            level_centre = 0.0
+        if same:
+            level_centre = float(np.mean([xp[b.body_id][cross_ax] - (b.slot - 1) * pitch for b in same]))
+            pos[long_ax] = float(np.mean([xp[b.body_id][long_ax] for b in same]))
+        pos[cross_ax] = level_centre + (slot - 1) * pitch
         return pos, yaw
 
     def _place(self, b: SimBlock, level: int, slot: int, seat: int | None) -> Action:
@@ -375,9 +382,9 @@ class Twin:
         self.in_hand = None  # ends the hold program
         seat = 0 if seat is None else seat
         target, yaw = self._place_target(level, slot)
-        jitter = 0.0015
-        target = target + np.array([self.rng.uniform(-jitter, jitter), self.rng.uniform(-jitter, jitter), 0.0])
-        q1 = yaw_quat(yaw + self.rng.uniform(-0.02, 0.02))
+        along = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+        target = target + along * self.rng.uniform(-0.002, 0.002)  # never towards a neighbour
+        q1 = yaw_quat(yaw + self.rng.uniform(-0.004, 0.004))
         p0 = d.xpos[b.body_id].copy()
         q0 = d.xquat[b.body_id].copy()
         angle = seat_angle(seat, self.n_seats)
@@ -409,8 +416,9 @@ class Twin:
         return next(e for e in self.truth[n:] if e["type"] == "touch")
 
     def _touch(self, seat: int, strength: float) -> Action:
-        levels = [b for b in self.world.blocks if b.level is not None and b.level >= max(1, self.top_level() - 6)]
-        b = self.rng.choice(levels)
+        top = self.top_level()
+        body = [b for b in self.world.blocks if b.level is not None and max(1, top - 7) <= b.level <= top - 2]
+        b = self.rng.choice(body or [b for b in self.world.blocks if b.level is not None])
         dir_in = -self._seat_dir(seat)
         p = self.data.xpos[b.body_id].copy()
         tip = p - dir_in * 0.045
@@ -420,9 +428,11 @@ class Twin:
             yield
         self._event("touch", seat=seat, level=b.level, slot=b.slot, force_n=round(strength, 3))
         dur = self.rng.uniform(0.12, 0.3)
+        palm = [o for o in self.world.blocks if o.level is not None and abs(o.level - b.level) <= 1]  # a palm, not a finger
         for i in range(self._steps_for(dur)):
             shape = math.sin(math.pi * (i + 1) / self._steps_for(dur))
-            self.data.xfrc_applied[b.body_id, :3] = dir_in * strength * shape
+            for o in palm:
+                self.data.xfrc_applied[o.body_id, :3] = dir_in * strength * shape / len(palm)
             yield
         self.hands.park(k)
         for _ in range(self._steps_for(0.3)):

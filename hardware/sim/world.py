@@ -44,9 +44,13 @@ class WorldConfig:
     mount_k_tilt: float = 400.0  # N m / rad
     mount_damping_ratio: float = 0.08
     timestep: float = 0.002
+    solref: str = "0.005 2"  # the issue's "0.005 1" rings forever after a side pull (see docs/twin.md)
+    solimp: str = "0.95 0.99 0.001"
+    impratio: float = 10.0
     place_jitter_m: float = 0.0002  # how carefully the builder squares the blocks
     place_jitter_rad: float = 0.004
     n_hands: int = 3
+    compliant_mount: bool = True
 
     @property
     def tray_top_z(self) -> float:
@@ -182,6 +186,12 @@ def build_xml(
     half_tray = layout.tray_mm / 2000.0
     tray_z = config.mount_height_m + config.tray_thickness_m / 2
 
+    mount = f"""
+      <joint name="mount_z" type="slide" axis="0 0 1" stiffness="{kz}" damping="{bz:.3f}"/>
+      <joint name="mount_x" type="slide" axis="1 0 0" stiffness="{kxy}" damping="{bxy:.3f}"/>
+      <joint name="mount_y" type="slide" axis="0 1 0" stiffness="{kxy}" damping="{bxy:.3f}"/>
+      <joint name="mount_rx" type="hinge" axis="1 0 0" stiffness="{kt}" damping="{bt:.4f}"/>
+      <joint name="mount_ry" type="hinge" axis="0 1 0" stiffness="{kt}" damping="{bt:.4f}"/>""" if config.compliant_mount else ""
     bodies = []
     for i, (name, level, slot) in enumerate(placed):
         pos, yaw = slot_pose(config, level, slot)
@@ -198,7 +208,7 @@ def build_xml(
 <mujoco model="stacko-twin">
   <compiler autolimits="true"/>
   <option timestep="{config.timestep}" integrator="implicitfast" solver="Newton" iterations="100"
-          cone="elliptic" impratio="10" gravity="0 0 -{G}"/>
+          cone="elliptic" impratio="{config.impratio}" gravity="0 0 -{G}"/>
   <size memory="64M"/>
   <visual>
     <global offwidth="1280" offheight="960" fovy="30"/>
@@ -207,7 +217,7 @@ def build_xml(
     <map znear="0.01" zfar="10" shadowclip="1.0"/>
   </visual>
   <default>
-    <geom friction="{config.friction} 0.005 0.0001" solref="0.005 1" solimp="0.95 0.99 0.001"/>
+    <geom friction="{config.friction} 0.005 0.0001" solref="{config.solref}" solimp="{config.solimp}"/>
     <default class="block">
       <geom type="box" size="{hx} {hy} {hz}" mass="{config.block_mass_kg}" contype="1" conaffinity="3"/>
     </default>
@@ -231,11 +241,7 @@ def build_xml(
     <geom name="table" type="plane" size="1.2 1.2 0.05" material="table" contype="2" conaffinity="2"/>
     <geom name="foot" class="visual" type="cylinder" size="0.03 {config.mount_height_m / 2}" pos="0 0 {config.mount_height_m / 2}" rgba="0.2 0.2 0.22 1"/>
     <body name="tray" pos="0 0 {tray_z}">
-      <joint name="mount_z" type="slide" axis="0 0 1" stiffness="{kz}" damping="{bz:.3f}"/>
-      <joint name="mount_x" type="slide" axis="1 0 0" stiffness="{kxy}" damping="{bxy:.3f}"/>
-      <joint name="mount_y" type="slide" axis="0 1 0" stiffness="{kxy}" damping="{bxy:.3f}"/>
-      <joint name="mount_rx" type="hinge" axis="1 0 0" stiffness="{kt}" damping="{bt:.4f}"/>
-      <joint name="mount_ry" type="hinge" axis="0 1 0" stiffness="{kt}" damping="{bt:.4f}"/>
+{mount}
       <geom name="tray" type="box" size="{half_tray} {half_tray} {config.tray_thickness_m / 2}" mass="{tray_mass}" material="tray" contype="1" conaffinity="1"/>
       <site name="imu" pos="0 0 {-config.tray_thickness_m / 2}" size="0.005"/>
     </body>
@@ -271,9 +277,11 @@ def build_world(
         blocks.append(
             SimBlock(i, name, body, model.geom(f"block_{i}").id, int(model.jnt_qposadr[jnt]), int(model.jnt_dofadr[jnt]), level, slot)
         )
-    joints = {n: int(model.jnt_qposadr[model.joint(n).id]) for n in ("mount_z", "mount_x", "mount_y", "mount_rx", "mount_ry")}
-    # start the mount at its static deflection under tray + tower, so the load cell starts settled
-    total = config.tray_mass_kg + config.block_mass_kg * len(placed)
-    data.qpos[joints["mount_z"]] = -total * G / config.mount_k_z
+    joints = {}
+    if config.compliant_mount:
+        joints = {n: int(model.jnt_qposadr[model.joint(n).id]) for n in ("mount_z", "mount_x", "mount_y", "mount_rx", "mount_ry")}
+        # start the mount at its static deflection under tray + tower, so the load cell starts settled
+        total = config.tray_mass_kg + config.block_mass_kg * len(placed)
+        data.qpos[joints["mount_z"]] = -total * G / config.mount_k_z
     mujoco.mj_forward(model, data)
     return World(config, model, data, blocks, model.body("tray").id, joints)
