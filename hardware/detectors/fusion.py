@@ -1,12 +1,14 @@
 """IMU + load cell -> lift, place, touch, knock, collapse (`referee.observations.SensorEvent`).
 
 - lift / place: a settled load step of about one block (load.py).
-- collapse: the filtered load falls `drop_g` below the settled level and stays there `confirm_s`, with an
-  impact on the accelerometer since shortly before the drop began. A tower does not free-fall, so there is
+- collapse: the load (short median + 30 ms mean) falls `drop_g` below the settled level and stays there
+  `confirm_s` (longer than a knock's ringing), with an impact on the accelerometer since shortly before
+  the drop began. A tower does not free-fall, so there is
   no free-fall test; a clumsy pull shakes the tray as hard as a collapse but loses one block (< 25 g), and
   blocks leaving the tray lose 180-440 g, so the load decides and the impact confirms.
-- knock: short, sharp vibration with no weight change and the load barely moving (the table, not the tower).
-- touch: vibration or a pressing hand, with no lasting weight change.
+- knock: a short, sharp vibration impulse with no weight step around it (the table, not the tower).
+- touch: a burst above the table's background (vibration, or the tray tilting on the gyro) or a hand
+  pressing on the tower, reported `touch_confirm_s` later if no lift, place or knock explains it.
 While the referee's speaker talks (and `holdoff_margin_s` after), touches and knocks are not reported;
 collapses still are (their evidence is the load).
 
@@ -72,6 +74,8 @@ class SensorDetectors:
 
     def held_off(self, t0: float, t1: float | None = None) -> bool:
         t1 = t0 if t1 is None else t1
+        if self._speech and self._speech[0][1] < t0 - 10.0:
+            self._speech = [iv for iv in self._speech if iv[1] >= t0 - 10.0]  # long past: forget
         return any(a <= t1 and t0 <= b for a, b in self._speech)
 
     def feed(self, imu_t=None, accel=None, load_t=None, grams=None, gyro=None) -> list[SensorEvent]:
