@@ -82,7 +82,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from hardware.backends import build_devices, load_device_config
+    from hardware.backends import build_devices, choose_backend, load_device_config
     from hardware.errors import DeviceError
     from hardware.recorder import SessionWriter
     from hardware.session_recording import record_loop
@@ -90,8 +90,11 @@ def _record(args: argparse.Namespace) -> int:
     twin = None
     try:
         cfg = load_device_config(args.devices)
-        backend = args.backend or None
-        if (backend or cfg.get("backend")) == "sim" or backend == "sim":
+        backend = choose_backend(cfg, args.backend)
+        if backend == "replay":
+            print("stacko record: a replay is already a recording; record with --backend pi or sim", file=sys.stderr)
+            return 2
+        if backend == "sim":
             from hardware.sim.twin import Twin
 
             twin = Twin(seed=args.seed)
