@@ -97,12 +97,18 @@ def _merge(final: Path, parts: Path, fields: tuple[str, ...]) -> dict[str, np.nd
     if final.exists():
         with np.load(final) as z:
             pieces.append({f: z[f] for f in fields})
-    if parts.exists():
-        for p in sorted(parts.glob("[0-9]*.npz")):
+    # leftover chunks of a run that did not close: ours (.parts) or the twin recorder's (.chunks)
+    for folder in (parts, parts.with_name(parts.name.replace(".parts", ".chunks"))):
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.glob("[0-9]*.npz")):
             if ".tmp" in p.name:
                 continue
-            with np.load(p) as z:
-                pieces.append({f: z[f] for f in fields})
+            try:
+                with np.load(p) as z:
+                    pieces.append({f: z[f] for f in fields})
+            except (OSError, ValueError, EOFError):
+                break  # a chunk cut short by the crash: the data before it is kept
     if not pieces:
         return _empty(fields)
     return {f: np.concatenate([p[f] for p in pieces]) for f in fields}
