@@ -74,3 +74,11 @@ def test_replay_and_bench_commands_on_recorded_sessions(tmp_path):
     assert rows[None]["sessions"] == 1
     r = _stacko("bench", "detectors", "--sessions", str(tmp_path / "empty"))
     assert r.returncode == 2 and "no recorded sessions" in r.stderr
+
+
+def test_the_twin_recorders_leftover_chunks_are_read_too(tmp_path):
+    SessionWriter(tmp_path / "s", "sim", 100, 10)  # session.json only, then a crash
+    (tmp_path / "s" / "imu.chunks").mkdir()
+    np.savez(tmp_path / "s" / "imu.chunks" / "000001.npz", t=np.arange(5) * 0.01, accel=np.zeros((5, 3)), gyro=np.zeros((5, 3)))
+    (tmp_path / "s" / "imu.chunks" / "000002.npz").write_bytes(b"PK\x03\x04 cut short")
+    assert len(Session(tmp_path / "s").streams().imu_t) == 5
