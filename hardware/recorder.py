@@ -21,6 +21,7 @@ import csv
 import datetime as _dt
 import json
 import shutil
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -107,7 +108,7 @@ def _merge(final: Path, parts: Path, fields: tuple[str, ...]) -> dict[str, np.nd
             try:
                 with np.load(p) as z:
                     pieces.append({f: z[f] for f in fields})
-            except (OSError, ValueError, EOFError):
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile):
                 break  # a chunk cut short by the crash: the data before it is kept
     if not pieces:
         return _empty(fields)
