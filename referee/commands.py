@@ -47,6 +47,15 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def register_loop(groups) -> None:
+    r = groups.command("run", "referee the real table (Pi), resuming an unfinished match from the log", _run)
+    r.add_argument("--backend", choices=["pi", "replay"], help="devices: pi (default) or replay of a recorded session")
+    r.add_argument("--session", help="with --backend replay: the recorded session folder")
+    r.add_argument("--players", help="names in seat order, comma-separated (else from the status page)")
+    r.add_argument("--log", help="the match log (SQLite; default in the user's data folder)")
+    r.add_argument("--port", type=int, default=8000)
+    r.add_argument("--no-serve", action="store_true")
+    r.add_argument("--vision", help="the vision calibration folder (default: the table's calibration folder)")
+    r.add_argument("--max-seconds", type=float, help="stop after this long (replays)")
     d = groups.command("demo", "referee a whole match of simulated players on the digital twin", _demo)
     d.add_argument("--players", type=int, default=3, help="simulated players, 2 to 10 (default 3)")
     d.add_argument("--seed", type=int, default=1, help="the twin's seed: same seed, same match")
@@ -59,6 +68,15 @@ def register_loop(groups) -> None:
     d.add_argument("--voice-dir", help="write the referee's speech as WAV files here instead of speaking")
     d.add_argument("--vision", help="a vision calibration folder (default: made from a twin kit on first run)")
     d.add_argument("--quiet", action="store_true", help="print only the final JSON line")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from referee.loop.run import RunOptions, run_table
+
+    players = [p.strip() for p in args.players.split(",")] if args.players else None
+    opts = RunOptions(backend=args.backend, players=players, log=args.log, port=args.port, serve=not args.no_serve,
+                      vision_dir=args.vision, session_dir=args.session, max_seconds=args.max_seconds)
+    return run_table(opts)
 
 
 def _demo(args: argparse.Namespace) -> int:

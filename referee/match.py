@@ -6,8 +6,7 @@ with the same players as before, the builder is chosen by option `next_builder` 
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from referee.engine import Round, new_round
 from referee.events import Event, IllegalEvent, Setup

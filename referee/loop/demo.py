@@ -8,20 +8,13 @@ referee sees only what a Pi would see: frames, IMU and load-cell samples, button
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 NAMES = ("Ana", "Ben", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal", "Ivy", "Jo")
-BLOCK_GRAMS = 17.0
 
 
 @dataclass
@@ -65,57 +58,10 @@ class DemoResult:
     sim_s: float = 0.0
     wall_s: float = 0.0
     log_path: str | None = None
+    build_errors: int = 0
 
     def summary(self) -> dict:
         return {"winner": self.winner, "loser": self.loser, "turns": self.turns, "match": self.match}
-
-
-class TwinTime:
-    """The drivers' clock on the twin: waiting in a driver lets the physics run meanwhile."""
-
-    def __init__(self, twin):
-        self.twin = twin
-
-    def now(self) -> float:
-        return self.twin.clock.now()
-
-    def sleep(self, dt: float) -> None:
-        if dt > 0:
-            self.twin.step(dt)
-
-
-class TwinSensorStream:
-    """The real MPU-6050 and NAU7802 drivers reading the twin through the emulated I2C bus."""
-
-    def __init__(self, imu, adc, scale, clock, imu_period_s: float = 0.02):
-        self.imu, self.adc, self.scale, self.clock = imu, adc, scale, clock
-        self.imu_period_s = imu_period_s
-        self._next_imu = clock.now()
-        self._imu: list[Any] = []
-        self._load_t: list[float] = []
-        self._load_g: list[float] = []
-
-    def sample(self) -> None:
-        """Called every physics step: take what the chips have ready (as a Pi's read thread would)."""
-        counts = self.adc.poll()
-        if counts is not None:
-            self._load_t.append(self.clock.now())
-            self._load_g.append(self.scale.grams(counts))
-        if self.clock.now() >= self._next_imu:
-            self._next_imu = self.clock.now() + self.imu_period_s
-            batch = self.imu.read_fifo()
-            if len(batch.t):
-                self._imu.append(batch)
-
-    def read(self):
-        if self._imu:
-            imu_t = np.concatenate([b.t for b in self._imu])
-            accel = np.concatenate([b.accel for b in self._imu])
-        else:
-            imu_t, accel = np.zeros(0), np.zeros((0, 3))
-        load_t, grams = np.array(self._load_t), np.array(self._load_g)
-        self._imu, self._load_t, self._load_g = [], [], []
-        return imu_t, accel, load_t, grams
 
 
 class VisionReader:
@@ -132,20 +78,6 @@ class VisionReader:
         result = self._read(self.pipeline, image, t, seq)
         self.last = result
         return result.reading
-
-
-class TwinCamera:
-    """Frames rendered by the twin's overhead camera, stamped with the simulated clock."""
-
-    def __init__(self, twin):
-        self.twin = twin
-        self.seq = 0
-
-    def read(self):
-        from types import SimpleNamespace
-
-        self.seq += 1
-        return SimpleNamespace(image=self.twin.render("top"), t=self.twin.clock.now(), seq=self.seq)
 
 
 def vision_calibration(opts: DemoOptions, echo) -> str:
@@ -170,15 +102,11 @@ def vision_calibration(opts: DemoOptions, echo) -> str:
 def run_demo(opts: DemoOptions) -> DemoResult:
     """Referee one round on the twin from build to the end; returns the result and the checks."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
-    from hardware.chips.mpu6050 import MPU6050, MPU6050Config
-    from hardware.chips.nau7802 import NAU7802, LoadScale, NAU7802Config
-    from hardware.clock import SimClock
+    from hardware.backends import build_devices
     from hardware.detectors.config import load_detector_config
     from hardware.detectors.fusion import SensorDetectors
-    from hardware.i2c import I2CDevice
     from hardware.sim.players import SimPlayer, SkillProfile
     from hardware.sim.twin import Twin
-    from hardware.speaker import Speaker
     from referee.engine import Round
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.session import RefereeSession
@@ -193,30 +121,19 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     rng = random.Random(opts.seed)
     names = list(NAMES[: opts.players])
     tower = random_tower(rng)
-    clock = SimClock()
-    twin = Twin(opts.seed, tower, n_seats=opts.players, clock=clock)
-
-    # The devices, as on a Pi, but on the twin.
-    bus = twin.emulated_bus()
-    dclock = TwinTime(twin)
-    imu = MPU6050(I2CDevice(bus, 0x68, "MPU-6050 accelerometer", dclock), dclock, MPU6050Config())
-    adc = NAU7802(I2CDevice(bus, 0x2A, "NAU7802 load cell", dclock), dclock, NAU7802Config())
-    imu.start()
-    adc.start()
-    scale = LoadScale()
-    stream = TwinSensorStream(imu, adc, scale, clock)
-    tare = [c for c in (_poll_counts(adc, twin, 40))]
-    scale.tare(tare, known_grams=BLOCK_GRAMS * sum(1 for row in tower for b in row if b))
-    detectors = SensorDetectors(load_detector_config())
-    pipeline = load_pipeline(vision_calibration(opts, echo))
-    reader = VisionReader(pipeline)
-    voice = _voice(opts)
-    speaker = Speaker(voice, clock)
+    reader = VisionReader(load_pipeline(vision_calibration(opts, echo)))
     store = MatchStore(opts.log) if opts.log else MatchStore()
     hub = TableHub()
     server = _serve(hub, store, opts, echo) if opts.serve else None
-    session = RefereeSession(store, hub, speaker, clock, echo=echo)
+
+    # The builder stacks the tower under the camera; the referee reads each level as it is laid.
+    read_rows, build_asked = read_build(tower, opts, reader, echo)
+    twin = Twin(opts.seed, tower, n_seats=opts.players)
+    devices = build_devices("sim", twin=twin, wav_dir=opts.voice_dir, quiet_voice=opts.voice_dir is None and opts.fast)
+    clock = twin.clock
+    session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
     fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(_defaults("fusion.json")))
+    detectors = SensorDetectors(load_detector_config())
     skill = SkillProfile.named(opts.skill)
     players = [SimPlayer(n, i, skill, random.Random(rng.randrange(1 << 30))) for i, n in enumerate(names)]
     by_name = {p.name: p for p in players}
@@ -231,22 +148,23 @@ def run_demo(opts: DemoOptions) -> DemoResult:
                     {"event": "place", "level": q["level"], "slot": q["slot"]}]
         return None
 
-    loop = TableLoop(session, fuser, reader, TwinCamera(twin), stream, detectors, clock,
-                     frame_period_s=opts.frame_period_s, speaker=speaker, on_question=answer)
+    loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
+                     frame_period_s=opts.frame_period_s, buttons=devices.buttons, speaker=devices.speaker,
+                     on_question=answer, on_frame=_frame_to_page(session))
     pace = _Pacer(clock, opts.fast)
 
     def on_step(t) -> None:
         clock.set(t.t)
-        stream.sample()
+        devices.sensors.poll_load()
         loop.poll()
-        speaker.pump()
+        devices.speaker.pump()
         pace()
 
     session.start_match(names, opts.options)
     echo(f"Match {session.match_id}: {', '.join(names)} around the twin (seed {opts.seed}).")
     if server is not None:
-        echo(f"Status page: http://127.0.0.1:{opts.port}  (table PIN {server.pin})")
-    session.start_round(twin.tower_map())
+        echo(f"Status page: {server.url}  (table PIN {server.pin})")
+    session.start_round(read_rows)
     turns_started = 0
     missed = 0
     while not session.over and turns_started < opts.max_turns:
@@ -261,8 +179,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         player = by_name[who]
         if rnd.waiting_for is not None:
             color = player.choose_color(rnd, numbers_only=rnd.waiting_for == "penalty_color")
-            twin.step(0.6, on_step)  # thinking
-            loop.handle_button(_press(color.value, clock))
+            twin.step(0.6, on_step)  # thinking, then pressing the color button
+            devices.buttons.press(color.value)
+            twin.step(0.2, on_step)
             continue
         choice = player.choose_pull(rnd)
         if choice is None:
@@ -291,14 +210,14 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     if not session.over:
         echo("The match stopped before the round ended.")
     session.finish_match()
-    speaker.close() if hasattr(speaker, "close") else None
+    devices.close()
     rnd = session.round
     result = DemoResult(
         winner=rnd.outcome.winner if rnd.outcome else None,
         loser=rnd.outcome.loser if rnd.outcome else None,
         turns=rnd.turns_completed,
         match=session.match_id,
-        questions=len(loop.stats.questions),
+        questions=len(loop.stats.questions) + build_asked,
         missed_turns=missed,
         refused=len(loop.stats.refused),
         latencies_s=list(session.stats.announce_latency_s),
@@ -307,10 +226,77 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         log_path=str(store.path),
     )
     result.checks = compare_with_truth(store, session.match_id, truth_turns, names)
+    result.build_errors = sum(a != b for ra, rb in zip(read_rows, tower) for a, b in zip(ra, rb))
     twin.close()
     if server is not None:
         server.stop()
     return result
+
+
+def read_build(tower: list[list[str | None]], opts: DemoOptions, reader, echo) -> tuple[list[list[str | None]], int]:
+    """The builder lays the tower level by level; the referee reads each level with the camera.
+
+    Each level is rendered by a twin holding the levels laid so far. Where the reading is doubtful
+    the referee asks on the page, and the builder (who knows the blocks) answers.
+    """
+    from hardware.sim.twin import Twin
+    from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
+    from referee.loop.build import BuildReader
+
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET])
+    asked = 0
+    echo(f"Building: the referee reads the tower level by level ({len(tower)} levels).")
+    for k in range(1, len(tower) + 1):
+        twin = Twin(opts.seed * 100 + k, tower[:k], n_seats=opts.players)
+        read = None
+        for frame in range(6):
+            twin.step(0.05)
+            try:
+                reading = reader.read(twin.render("top"), twin.t, frame, k * 15.0)
+            except Exception:
+                continue
+            read = build.on_frame(reading)
+            if read is not None:
+                break
+        twin.close()
+        truth = list(tower[k - 1])
+        if read is None:
+            asked += 3
+            echo(f"Level {k}: the camera could not read it; the builder names its blocks on the page.")
+            build.accept(_level(k, truth))
+            continue
+        doubtful = build.doubtful_slots(read)
+        if doubtful or read.names != truth:
+            # Doubtful slots are asked; a confident misreading is only caught if the builder checks.
+            for slot in doubtful:
+                asked += 1
+                echo(f"Level {k}, slot {slot}: is it {read.names[slot]}? The builder says {truth[slot]}.")
+                read.names[slot] = truth[slot]
+                read.asked.append(slot)
+        build.accept(read)
+    return build.rows(), asked
+
+
+def _level(k, names):
+    from referee.loop.build import LevelRead
+
+    return LevelRead(k, list(names), [1.0, 1.0, 1.0], asked=[0, 1, 2])
+
+
+def _frame_to_page(session):
+    """Share every few camera frames with the status page (JPEG), as the Pi does."""
+    import cv2
+
+    counter = {"n": 0}
+
+    def on_frame(frame, reading) -> None:
+        counter["n"] += 1
+        if counter["n"] % 5 == 0:
+            ok, jpg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 70])
+            if ok:
+                session.frame_jpeg = jpg.tobytes()
+
+    return on_frame
 
 
 def physical_place(tower_map: list[list[str | None]], player) -> tuple[int, int]:
@@ -331,41 +317,8 @@ def physical_place(tower_map: list[list[str | None]], player) -> tuple[int, int]
     return level, player.rng.choice(free)
 
 
-def _poll_counts(adc, twin, n: int) -> list[int]:
-    out: list[int] = []
-    while len(out) < n:
-        twin.step(0.004)
-        c = adc.poll()
-        if c is not None:
-            out.append(c)
-    return out
-
-
-def _press(color: str, clock):
-    from referee.observations import ButtonPress
-
-    return ButtonPress(color, clock.now())
-
-
 def _defaults(name: str) -> Path:
     return Path(__file__).resolve().parents[2] / "calibration" / "defaults" / name
-
-
-def _voice(opts: DemoOptions):
-    import shutil
-
-    from hardware.speaker import EspeakVoice, WavVoice
-
-    if opts.voice_dir or not shutil.which("espeak-ng") or not _has_sound_device():
-        from platformdirs import user_cache_dir
-
-        folder = opts.voice_dir or str(Path(user_cache_dir("stacko-referee")) / "voice")
-        return WavVoice(folder)
-    return EspeakVoice()
-
-
-def _has_sound_device() -> bool:
-    return os.path.exists("/dev/snd") and any(n.startswith("pcm") for n in os.listdir("/dev/snd"))
 
 
 class _Pacer:
@@ -389,33 +342,25 @@ class _Pacer:
             time.sleep(ahead)
 
 
-class _Server:
-    def __init__(self, httpd, thread, pin):
-        self.httpd, self.thread, self.pin = httpd, thread, pin
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-
-
 def _serve(hub, store, opts: DemoOptions, echo):
-    from werkzeug.serving import make_server
-
     from web_ui.app import create_app
+    from web_ui.server import BackgroundServer
 
     app = create_app(hub, store)
     try:
-        httpd = make_server("127.0.0.1", opts.port, app, threaded=True)
+        server = BackgroundServer(app, "127.0.0.1", opts.port).start()
     except OSError as exc:
         echo(f"The status page could not start on port {opts.port} ({exc.strerror}); going on without it.")
         return None
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    return _Server(httpd, thread, app.config["TABLE_PIN"])
+    server.pin = app.config["TABLE_PIN"]
+    return server
 
 
 def compare_with_truth(store, match_id: str, truth_turns: list[dict], names: list[str]) -> list[TurnCheck]:
     """Per turn: did the referee log the pull and place the twin really made?"""
-    logged = [e.event for e in store.events(match_id) if e.event["event"] in ("pull", "place", "two_hands")]
+    rows = [e for e in store.events(match_id) if e.event["event"] in ("pull", "place", "two_hands")]
+    logged = [e.event for e in rows]
+    reported_by_players = [e.event for e in rows if "player report" in str((e.evidence or {}).get("source", ""))]
     pulls = [e for e in logged if e["event"] == "pull"]
     places = [e for e in logged if e["event"] == "place"]
     checks = []
@@ -425,8 +370,10 @@ def compare_with_truth(store, match_id: str, truth_turns: list[dict], names: lis
         if tp is None or tq is None:
             continue
         mine = [pulls[i] if i < len(pulls) else None, places[i] if i < len(places) else None]
+        reported = [e for e in reported_by_players if e in mine]
         agree = (
-            mine[0] is not None and mine[1] is not None
+            not reported
+            and mine[0] is not None and mine[1] is not None
             and mine[0].get("player") == names[tp["seat"]] and mine[0].get("block") == tp["block"]
             and (mine[0]["level"], mine[0]["slot"]) == (tp["level"], tp["slot"])
             and (mine[1]["level"], mine[1]["slot"]) == (tq["level"], tq["slot"])

@@ -14,11 +14,10 @@ The fuser reads the current `Round` but never changes it: it only proposes event
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Union
 
 from referee.blocks import Block
 from referee.engine import Round

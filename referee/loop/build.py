@@ -1,0 +1,76 @@
+"""Reading the tower as the builder stacks it, level by level, into the referee's map.
+
+Each level is read when it is the top: three blocks, the orientation the level must have, the
+same reading over a few frames. A block read with low confidence, or one the block set cannot
+hold (a third red 3), is asked about on the page rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from referee.blocks import BlockSet
+from referee.observations import TopLevelReading
+from referee.tower import Tower
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    stable_frames: int = 2
+    min_confidence: float = 0.5
+
+
+@dataclass
+class LevelRead:
+    level: int
+    names: list[str | None]
+    confidences: list[float]
+    asked: list[int] = field(default_factory=list)  # slots the table had to confirm
+
+
+class BuildReader:
+    def __init__(self, block_set: BlockSet, config: BuildConfig = BuildConfig()):
+        self.block_set = block_set
+        self.config = config
+        self.levels: list[LevelRead] = []
+        self._last: tuple | None = None
+        self._stable = 0
+
+    @property
+    def next_level(self) -> int:
+        return len(self.levels) + 1
+
+    def rows(self) -> list[list[str | None]]:
+        return [lv.names for lv in self.levels]
+
+    def on_frame(self, reading: TopLevelReading) -> LevelRead | None:
+        """Feed one frame; returns the level once it has been read steadily (else None)."""
+        level = self.next_level
+        if reading.hands or reading.orientation != Tower.orientation(level):
+            self._stable = 0
+            return None
+        names = tuple(reading.names)
+        if any(n is None for n in names):
+            self._stable = 0
+            return None
+        self._stable = self._stable + 1 if names == self._last else 1
+        self._last = names
+        if self._stable < self.config.stable_frames:
+            return None
+        self._stable, self._last = 0, None
+        return LevelRead(level, list(names), [s.confidence for s in reading.slots])
+
+    def doubtful_slots(self, read: LevelRead) -> list[int]:
+        """Slots to confirm: low confidence, or more of a block than the set holds so far."""
+        have = self.block_set.counts()
+        used = Counter(n for lv in self.levels for n in lv.names if n)
+        doubtful = []
+        for slot, (name, conf) in enumerate(zip(read.names, read.confidences)):
+            used[name] += 1
+            if conf < self.config.min_confidence or used[name] > have.get(name, 0):
+                doubtful.append(slot)
+        return doubtful
+
+    def accept(self, read: LevelRead) -> None:
+        self.levels.append(read)

@@ -1,0 +1,160 @@
+"""`stacko run`: the referee at a real table (Pi backend), or over a recorded session (replay).
+
+On start it resumes an unfinished match from the log (and says so). Otherwise it waits for the
+players (status page or `--players`), reads the tower as the builder stacks it, and referees
+round after round; the loser (option `next_builder`) builds the next tower.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class RunOptions:
+    backend: str | None = None
+    players: list[str] | None = None
+    log: str | None = None
+    port: int = 8000
+    serve: bool = True
+    vision_dir: str | None = None
+    session_dir: str | None = None  # replay backend: the recorded session
+    options: dict | None = None
+    poll_s: float = 0.005
+    max_seconds: float | None = None  # stop after this long (replays, tests)
+
+
+class _Stop:
+    def __init__(self) -> None:
+        self.flag = False
+
+    def __call__(self, *_: object) -> None:
+        self.flag = True
+
+
+def run_table(opts: RunOptions, echo=print) -> int:
+    from calibration.files import default_dir
+    from hardware.backends import build_devices
+    from hardware.detectors.config import load_detector_config
+    from hardware.detectors.fusion import SensorDetectors
+    from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
+    from referee.loop.build import BuildReader
+    from referee.loop.demo import VisionReader, _defaults, _frame_to_page, _serve
+    from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
+    from referee.loop.session import RefereeSession
+    from referee.loop.table_loop import TableLoop
+    from vision.reader import CalibrationMissing, load_pipeline
+    from web_ui.hub import TableHub
+    from web_ui.store import MatchStore
+
+    devices = build_devices(opts.backend or "pi", session=opts.session_dir, strict=False)
+    for part, problem in devices.problems.items():
+        echo(f"Problem with the {part}: {problem}")
+    if devices.backend == "sim":
+        echo("No table hardware: `stacko run` needs the Pi (or --backend replay); `stacko demo` runs the twin.")
+        return 2
+    vision_dir = Path(opts.vision_dir) if opts.vision_dir else default_dir() / "vision"
+    try:
+        reader = VisionReader(load_pipeline(vision_dir))
+    except CalibrationMissing as exc:
+        echo(f"The camera is not calibrated: {exc}")
+        return 2
+    store = MatchStore(opts.log) if opts.log else MatchStore()
+    hub = TableHub()
+    server = _serve(hub, store, _PortOpts(opts.port), echo) if opts.serve else None
+    if server is not None:
+        echo(f"Status page: {server.url}  (table PIN {server.pin})")
+    session = RefereeSession(store, hub, devices.speaker, devices.clock, echo=echo)
+    stop = _Stop()
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    clock = devices.clock
+    deadline = None if opts.max_seconds is None else clock.now() + opts.max_seconds
+
+    def tick() -> bool:
+        if devices.backend == "replay":
+            clock.advance(opts.poll_s)
+        else:
+            time.sleep(opts.poll_s)
+        return not stop.flag and (deadline is None or clock.now() < deadline)
+
+    if not session.resume():
+        players = opts.players or _wait_for_players(hub, tick, echo)
+        if not players:
+            return 0
+        session.start_match(players, opts.options)
+    n = len(session.players)
+    fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(_defaults("fusion.json")))
+    detectors = SensorDetectors(load_detector_config())
+    loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
+                     buttons=devices.buttons, speaker=devices.speaker, on_frame=_frame_to_page(session))
+    try:
+        while not stop.flag:
+            if session.round is None or session.round.over:
+                rows = _read_tower(devices, reader, BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session, tick, echo)
+                if rows is None:
+                    break
+                session.start_round(rows)
+                fuser.reset()
+            loop.poll()
+            if devices.speaker is not None and hasattr(devices.speaker, "pump"):
+                devices.speaker.pump()
+            if not tick():
+                break
+    finally:
+        devices.close()
+        if server is not None:
+            server.stop()
+    echo("The referee stopped; every event so far is in the match log.")
+    return 0
+
+
+@dataclass
+class _PortOpts:
+    port: int
+
+
+def _wait_for_players(hub, tick, echo) -> list[str] | None:
+    echo("Waiting for the players: enter names and seats on the status page.")
+    while tick():
+        for action in hub.actions():
+            if action.get("action") == "players":
+                return list(action["players"])
+    return None
+
+
+def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | None]] | None:
+    """Read levels as they are laid until the builder presses "confirm" (or 15 levels are read)."""
+    echo("Build the tower under the camera, level by level; press confirm when it is done.")
+    hub_say = session._announce
+    while tick():
+        for press in devices.buttons.read() if devices.buttons is not None else []:
+            if press.button == "confirm" and build.levels:
+                return build.rows()
+        frame = devices.camera.read() if devices.camera is not None else None
+        if frame is None:
+            continue
+        try:
+            reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
+        except Exception as exc:
+            echo(f"camera frame unreadable: {exc}")
+            continue
+        read = build.on_frame(reading)
+        if read is None:
+            continue
+        doubtful = build.doubtful_slots(read)
+        build.accept(read)
+        names = ", ".join(n or "empty" for n in read.names)
+        if doubtful:
+            hub_say(session.round, [f"Level {read.level}: please check slots {doubtful} ({names})."], urgent=True)
+        else:
+            echo(f"Level {read.level}: {names}")
+        if read.level >= len(BLOCK_LEVELS):
+            return build.rows()
+    return None
+
+
+BLOCK_LEVELS = range(15)
