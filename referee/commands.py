@@ -16,6 +16,13 @@ def register(groups) -> None:
     b.add_argument("--matches", type=int, default=1000, help="matches in the log to replay and verify (default 1000)")
     b.add_argument("--seed", type=int, default=1)
     register_loop(groups)
+    m = groups.subcommand("bench", "match", "whole twin matches against ground truth: agreement and latency", _bench_match)
+    m.add_argument("--matches", type=int, default=3)
+    m.add_argument("--seed", type=int, default=1)
+    m.add_argument("--players", type=int, default=3)
+    m.add_argument("--max-turns", type=int, default=60)
+    m.add_argument("--skill", default="average", choices=["careful", "average", "careless"])
+    m.add_argument("--out", help="write the per-match results here (JSON)")
 
 
 def _script(args: argparse.Namespace) -> int:
@@ -68,6 +75,13 @@ def register_loop(groups) -> None:
     d.add_argument("--voice-dir", help="write the referee's speech as WAV files here instead of speaking")
     d.add_argument("--vision", help="a vision calibration folder (default: made from a twin kit on first run)")
     d.add_argument("--quiet", action="store_true", help="print only the final JSON line")
+
+
+def _bench_match(args: argparse.Namespace) -> int:
+    from referee.loop.bench_match import run_bench as bench
+
+    bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:

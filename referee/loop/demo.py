@@ -59,6 +59,7 @@ class DemoResult:
     wall_s: float = 0.0
     log_path: str | None = None
     build_errors: int = 0
+    release_latency_s: list[float] = field(default_factory=list)  # truth release -> referee's place
 
     def summary(self) -> dict:
         return {"winner": self.winner, "loser": self.loser, "turns": self.turns, "match": self.match}
@@ -226,6 +227,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         log_path=str(store.path),
     )
     result.checks = compare_with_truth(store, session.match_id, truth_turns, names)
+    result.release_latency_s = release_latencies(twin.truth, session.stats.timeline)
     result.build_errors = sum(a != b for ra, rb in zip(read_rows, tower) for a, b in zip(ra, rb))
     twin.close()
     if server is not None:
@@ -354,6 +356,19 @@ def _serve(hub, store, opts: DemoOptions, echo):
         return None
     server.pin = app.config["TABLE_PIN"]
     return server
+
+
+def release_latencies(truth: list[dict], timeline: list[tuple[str, float, float]]) -> list[float]:
+    """For each block the twin's hand let go of, how long until the referee announced the place."""
+    releases = [e["t"] for e in truth if e["type"] == "place"]
+    places = [t for kind, t, _ in timeline if kind == "place"]
+    out = []
+    for r in releases:
+        later = [p for p in places if p >= r]
+        if later and later[0] - r < 10.0:
+            out.append(later[0] - r)
+            places.remove(later[0])
+    return out
 
 
 def compare_with_truth(store, match_id: str, truth_turns: list[dict], names: list[str]) -> list[TurnCheck]:

@@ -42,6 +42,8 @@ class SessionStats:
     accepted: int = 0
     refused: int = 0
     announce_latency_s: list[float] = field(default_factory=list)
+    # (event kind, clock time, wall time) of every accepted event: latency against ground truth
+    timeline: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 class RefereeSession:
@@ -151,6 +153,7 @@ class RefereeSession:
                 self.store.finish_round(self.match_id, self.round_no, rnd.outcome.winner, rnd.outcome.loser,
                                         rnd.outcome.reason)
         self.stats.accepted += 1
+        self.stats.timeline.append((parsed.kind, self.clock.now(), time.monotonic()))
         self._track_pending(rnd)
         self._announce(rnd, report["say"], urgent=bool(report["fouls"]) or rnd.over)
         if released_at is not None:

@@ -1,0 +1,53 @@
+"""`stacko bench match`: whole matches on the twin, measured against the twin's ground truth.
+
+Per turn: did the referee log the pull (player, level, slot, block) and the place the twin really
+made, on its own (no player had to tell it)? And how long from the hand letting go of the block to
+the referee's announcement (median, p95). Long runs: this is a benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    v = sorted(values)
+    return round(v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))], 3)
+
+
+def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int = 60, skill: str = "average",
+              out: str | None = None) -> dict:
+    from referee.loop.demo import DemoOptions, run_demo
+
+    rows = []
+    latencies: list[float] = []
+    folder = Path(tempfile.mkdtemp(prefix="stacko-bench-match-"))
+    for i in range(matches):
+        opts = DemoOptions(players=players, seed=seed + i, fast=True, serve=False, quiet=True,
+                           log=str(folder / f"match-{i}.sqlite"), max_turns=max_turns, skill=skill)
+        r = run_demo(opts)
+        agree = sum(c.agree for c in r.checks)
+        rows.append({"seed": seed + i, "turns": len(r.checks), "agree": agree, "questions": r.questions,
+                     "missed_turns": r.missed_turns, "refused": r.refused, "build_errors": r.build_errors,
+                     "winner": r.winner, "loser": r.loser, "sim_s": round(r.sim_s, 1), "wall_s": round(r.wall_s, 1)})
+        latencies += r.release_latency_s
+        print(json.dumps(rows[-1]), flush=True)
+    turns = sum(r["turns"] for r in rows)
+    summary = {
+        "matches": matches,
+        "turns": turns,
+        "turn_agreement": round(sum(r["agree"] for r in rows) / turns, 4) if turns else None,
+        "questions": sum(r["questions"] for r in rows),
+        "missed_turns": sum(r["missed_turns"] for r in rows),
+        "release_to_announce_s": {"median": _pct(latencies, 0.5), "p95": _pct(latencies, 0.95), "n": len(latencies)},
+        "sim_s_per_wall_s": round(sum(r["sim_s"] for r in rows) / max(1e-9, sum(r["wall_s"] for r in rows)), 3),
+    }
+    if out:
+        Path(out).write_text(json.dumps({"summary": summary, "matches": rows}, indent=1))
+    print(json.dumps(summary))
+    return summary
