@@ -35,7 +35,8 @@ def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
     known = args.known_grams if args.known_grams else limits["loadcell"]["default_known_grams"]
     guide.say(f"Calibrating {'the twin' if args.backend == 'sim' else 'this table'} into {cal.path}")
     try:
-        results = run_guided(rig, cal, limits, guide, known, args.seed, steps, getattr(args, "sheet_mm", None))
+        results = run_guided(rig, cal, limits, guide, known, args.seed, steps, getattr(args, "sheet_mm", None),
+                             getattr(args, "levels", None))
     finally:
         rig.close()
     ok = all(r.ok for r in results) and len(results) == len(steps)
@@ -46,6 +47,12 @@ def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
 
 def guided(args: argparse.Namespace) -> int:
     return _run(args, tuple(args.steps.split(",")) if args.steps else ("markers", "loadcell", "imu", "vision", "check"))
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from calibration.bench import run_bench
+
+    return run_bench(args.seeds, args.test_levels, args.levels)
 
 
 def register(groups) -> None:
@@ -59,10 +66,18 @@ def register(groups) -> None:
         p.add_argument("--known-grams", type=float, default=None,
                        help="the known weight used to scale the load cell, in grams (default 500: e.g. a full 500 ml bottle)")
 
+    b = groups.subcommand("bench", "calibration", "the guided calibration on the twin: time, load-cell error, "
+                          "vision accuracy on top levels it never saw", _bench)
+    b.add_argument("--seeds", type=int, default=3, help="twin tables to calibrate (default 3)")
+    b.add_argument("--test-levels", type=int, default=20, help="fresh top levels read after each calibration (default 20)")
+    b.add_argument("--levels", type=int, default=None, help="levels built in the vision step (default: all 15)")
+
     p = groups.group_default("calibrate", guided)
     common(p)
     p.add_argument("--sheet-mm", type=float, default=None,
                    help="side of the printed marker sheet in mm, to fit your tray (default: the vision sheet's 280)")
+    p.add_argument("--levels", type=int, default=None,
+                   help="vision step: build and photograph only this many levels (default: the whole tower, each block once)")
     p.add_argument("--steps", default=None,
                    help="comma-separated subset of markers,loadcell,imu,vision,check (default: all, in order)")
     common(groups.subcommand("calibrate", "loadcell", "tare and scale the load cell with a known weight; check one block shows",

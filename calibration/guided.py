@@ -159,11 +159,10 @@ def photo_plan(tower: list[list[str | None]]) -> list[Shot]:
     plan: list[Shot] = []
     for k in range(1, len(tower) + 1):
         full = tuple(s for s in range(3) if tower[k - 1][s] is not None)
-        first = (k // 3) % 3
-        if k % 3 == 1 and first in full:
-            plan.append((k, (first,), 0))
-        elif k % 3 == 2 and len(full) == 3:
-            plan.append((k, tuple(s for s in full if s != first), 0))
+        # one photo per block placed: the order of the level's blocks turns with the level
+        order = [full[(i + k) % len(full)] for i in range(len(full))] if full else []
+        for n in range(1, len(order)):
+            plan.append((k, tuple(sorted(order[:n])), 0))
         plan.append((k, full, 0))
         if k % 3 == 2:
             plan.append((k, full, 1))
@@ -190,11 +189,12 @@ def orientation(level: int) -> str:
     return "x" if level % 2 else "y"
 
 
-def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int) -> tuple[StepResult, list[list[str | None]]]:
+def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int,
+                levels: int | None = None) -> tuple[StepResult, list[list[str | None]]]:
     """Build the tower level by level in a named order, photographing each level; learn from the photos."""
     from referee.tower import random_tower
 
-    tower = random_tower(random.Random(seed))
+    tower = random_tower(random.Random(seed))[:levels]  # the whole tower (each block once) unless told fewer levels
     kit = cal.path / f"kit-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
     (kit / "images").mkdir(parents=True)
     shutil.copy(cal.tray_path, kit / "tray.json")
@@ -255,7 +255,8 @@ def step_check(rig, cal: CalibrationDir, guide: TerminalGuide, tower: list[list[
 
 
 def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: TerminalGuide, known_grams: float,
-               seed: int = 0, steps: tuple[str, ...] = STEPS, sheet_mm: float | None = None) -> list[StepResult]:
+               seed: int = 0, steps: tuple[str, ...] = STEPS, sheet_mm: float | None = None,
+               levels: int | None = None) -> list[StepResult]:
     """Every step in order; stops at the first step that fails (later steps rely on it)."""
     results: list[StepResult] = []
     tower: list[list[str | None]] | None = None
@@ -271,7 +272,7 @@ def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: Termi
             elif step == "imu":
                 result = step_imu(rig, cal, guide, limits)
             elif step == "vision":
-                result, tower = step_vision(rig, cal, guide, seed)
+                result, tower = step_vision(rig, cal, guide, seed, levels)
             else:
                 if tower is None:
                     raise CalibrationError("the check reads the tower the vision step built: run the vision step first")
