@@ -47,6 +47,54 @@ def _color_of(block) -> str:
     return "wild" if block.color is None else block.color.value
 
 
+def jitter_patch(patch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A block a few mm / degrees off its slot, as the camera will also see it."""
+    h, w = patch.shape[:2]
+    M = cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(-4, 4), rng.uniform(0.93, 1.07))
+    M[:, 2] += rng.uniform(-3, 3, 2)
+    return cv2.warpAffine(patch, M, (w, h), borderMode=cv2.BORDER_REPLICATE)
+
+
+def glyph_training_set(cfg: dict, patches, rng) -> tuple[list, list]:
+    X, Y = [], []
+    n_aug = int(cfg["calibration"]["glyph_augment"])
+    for patch, glyph, _ in patches:
+        for q in [patch] + [jitter_patch(patch, rng) for _ in range(n_aug)]:
+            for r in (q, np.ascontiguousarray(q[::-1, ::-1])):
+                X.append(tl.glyph_features(cfg, r))
+                Y.append(glyph)
+    return X, Y
+
+
+def choose_glyph_crop(cfg: dict, patches, rng, log) -> tuple[float, float]:
+    """The glyph crop that cross-validates best across images (each renderer or print differs)."""
+    options = [tuple(o) for o in cfg["calibration"]["glyph_crops"]]
+    names = sorted({n for _, _, n in patches})
+    if len(names) < 6 or len(options) == 1 or len({g for _, g, _ in patches}) < 2:
+        return options[0]
+    folds = {n: i % 3 for i, n in enumerate(rng.permutation(names))}
+    best = None
+    for crop in options:
+        c = merge(cfg, {"glyph": {"crop_x": crop[0], "crop_y": crop[1]}, "calibration": {"glyph_augment": 1}})
+        right = total = 0
+        for k in range(3):
+            train = [t for t in patches if folds[t[2]] != k]
+            test = [t for t in patches if folds[t[2]] == k]
+            if len({g for _, g, _ in train}) < 2 or not test:
+                continue
+            X, Y = glyph_training_set(c, train, rng)
+            m = train_linear(np.array(X), Y, C=float(cfg["calibration"]["C"]["glyph"]))
+            P = m.proba(np.array([tl.glyph_features(c, t[0]) for t in test]))
+            pred = np.array(m.classes)[np.argmax(P, axis=1)]
+            right += int(np.sum(pred == np.array([t[1] for t in test])))
+            total += len(test)
+        acc = right / max(1, total)
+        if best is None or acc > best[0]:
+            best = (acc, crop)
+    log(f"glyph crop {best[1]} chosen ({best[0]:.3f} cross-validated across images)")
+    return best[1]
+
+
 def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 0) -> dict:
     kit = load_kit(kit_path)
     if len(kit.labels) < MIN_IMAGES:
@@ -101,6 +149,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
 
     # 3. features with jitter, then the four classifiers
     X = {"orientation": [], "occupancy": [], "color": [], "glyph": []}
+    glyph_patches: list[tuple[np.ndarray, str, str]] = []
     Y = {k: [] for k in X}
     jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
     n_gain = int(cfg["calibration"]["gain_jitter_samples"])
@@ -128,10 +177,10 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
                         X["color"].append(cf)
                         Y["color"].append(_color_of(block))
                 if block is not None:
-                    X["glyph"].append(tl.glyph_features(cfg, patch))
-                    Y["glyph"].append(_glyph_of(block))
-                    X["glyph"].append(tl.glyph_features(cfg, np.ascontiguousarray(patch[::-1, ::-1])))
-                    Y["glyph"].append(_glyph_of(block))
+                    glyph_patches.append((patch, _glyph_of(block), p.name))
+    crop = choose_glyph_crop(cfg, glyph_patches, rng, log)
+    cfg["glyph"]["crop_x"], cfg["glyph"]["crop_y"] = crop
+    X["glyph"], Y["glyph"] = glyph_training_set(cfg, glyph_patches, rng)
     report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped, "focal_px": focal, "models": {}}
     C = cfg["calibration"]["C"]
     for name in ("orientation", "occupancy", "color", "glyph"):
@@ -172,7 +221,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
 
     # 5. write the folder
     (outdir / "tray.json").write_text(json.dumps(kit.tray.to_json(), indent=1) + "\n", encoding="utf-8")
-    over = {k: cfg[k] for k in ("camera", "color", "hands")}
+    over = {k: cfg[k] for k in ("camera", "color", "hands", "glyph")}
     over["calibrated_from"] = str(Path(kit_path))
     (outdir / "config.json").write_text(json.dumps(over, indent=1) + "\n", encoding="utf-8")
     (outdir / "report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -103,7 +103,7 @@ def hand_ring(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     uv = reg.to_image(pts, z)
     fg = foreground(hc, img, expected_tray(bg, reg, uv, tray_bgr, g), uv)
     if bg is not None:
-        valid = _ring_validity(tray, reg, pts, z, img.shape, markers=False)
+        pass  # markers stay excluded: a few px of misregistration on black-and-white squares look like arms
     return Ring(pts, arc, _fill_unknown(fg, valid), valid, dist, z)
 
 

@@ -119,6 +119,8 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
 
 def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> float:
     z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains)
+    if p.cfg["align"]["enabled"]:
+        z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):
         z = float(p.cfg["top"]["fallback_levels"]) * p.tray.block_mm[2]
     return z
@@ -144,11 +146,32 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     face = tl.face_image(p.cfg, p.tray, reg, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
-    orient = "x" if po[0] >= po[1] else "y"
-    _, col, gly, occ = slot_features(p, reg, img, z, orient, gains)
-    p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
-    p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
-    p_gly = _class_probs(p.models.get("glyph"), gly, GLYPHS)
+    # Each orientation's slots are read; the right one shows whole, confidently read blocks
+    # (the wrong one cuts across blocks). That evidence joins the face-pattern model.
+    lam = float(p.cfg["decision"]["orientation_block_weight"])
+    reads = {}
+    score = {}
+    for k, o in enumerate(("x", "y")):
+        _, col, gly, occ = slot_features(p, reg, img, z, o, gains)
+        p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
+        p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
+        p_gly = _class_probs(p.models.get("glyph"), gly, GLYPHS)
+        reads[o] = (p_occ, p_col, p_gly)
+        best = np.array([max(p_col[s]) * max(p_gly[s]) for s in range(3)])
+        score[o] = float(np.log(max(po[k], 1e-6)) + lam * float(np.sum(p_occ * best)))
+        if lam == 0:
+            break
+    orient = max(score, key=score.get) if lam else ("x" if po[0] >= po[1] else "y")
+    if lam:
+        sx, sy = score.get("x", -np.inf), score.get("y", -np.inf)
+        po = np.exp(np.array([sx, sy]) - max(sx, sy))
+        po = po / po.sum()
+    else:
+        _, col, gly, occ = slot_features(p, reg, img, z, orient, gains)
+        reads[orient] = (_class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1],
+                         _class_probs(p.models.get("color"), col, COLOR_CLASSES),
+                         _class_probs(p.models.get("glyph"), gly, GLYPHS))
+    p_occ, p_col, p_gly = reads[orient]
     dc = p.cfg["decision"]
     slots = []
     for s in range(3):

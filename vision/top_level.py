@@ -302,24 +302,30 @@ def _hog(size: tuple[int, int], cell: int = 8) -> cv2.HOGDescriptor:
 
 
 def glyph_features(cfg: Mapping, patch_bgr: np.ndarray) -> np.ndarray:
-    """HOG of the glyph area, summed with its 180-degree turn: a block may lie either way round."""
+    """HOG of the glyph area in grey and in chroma, each summed with its 180-degree turn.
+
+    Chroma separates coloured ink from a white or cream glyph field whatever the block's colour
+    (yellow ink on cream is invisible in grey); the 180-degree sum because a block may lie either
+    way round.
+    """
     gc = cfg["glyph"]
-    gray = cv2.cvtColor(patch_bgr, cv2.COLOR_BGR2GRAY)
-    h, w = gray.shape
+    h, w = patch_bgr.shape[:2]
     fx, fy = float(gc["crop_x"]), float(gc["crop_y"])
     cx0, cx1 = int(w * (0.5 - fx / 2)), int(w * (0.5 + fx / 2))
     cy0, cy1 = int(h * (0.5 - fy / 2)), int(h * (0.5 + fy / 2))
-    crop = gray[cy0:cy1, cx0:cx1]
+    crop = patch_bgr[cy0:cy1, cx0:cx1]
     size = (int(gc["width"]), int(gc["height"]))
     small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-    small = cv2.normalize(small, None, 0, 255, cv2.NORM_MINMAX)
+    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
     hog = _hog(size, int(gc["cell"]))
-    f1 = hog.compute(small).reshape(-1)
-    f2 = hog.compute(np.ascontiguousarray(small[::-1, ::-1])).reshape(-1)
-    tiny = cv2.resize(small, (size[0] // 4, size[1] // 4), interpolation=cv2.INTER_AREA).astype(np.float32)
-    tiny = (tiny - tiny.mean()) / (tiny.std() + 1e-3)
-    sym = tiny + tiny[::-1, ::-1]
-    return np.concatenate([f1 + f2, 0.1 * np.abs(sym.reshape(-1))]).astype(np.float32)
+    feats = []
+    for ch in (lab[..., 0], chroma):
+        u8 = cv2.normalize(ch, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+        f1 = hog.compute(u8).reshape(-1)
+        f2 = hog.compute(np.ascontiguousarray(u8[::-1, ::-1])).reshape(-1)
+        feats.append(f1 + f2)
+    return np.concatenate(feats).astype(np.float32)
 
 
 def occupancy_features(face: TopFace, slot: int, color_f: np.ndarray) -> np.ndarray:
@@ -465,7 +471,39 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
             pooled = cv2.resize(p.reshape(1, -1), (bins, 1), interpolation=cv2.INTER_AREA).reshape(-1)
             feats.append(np.concatenate([seam, [np.mean(seam)], pooled]))
         feats.append(np.array([np.log((gy.mean() + 1) / (gx.mean() + 1))]))
+    feats.append(_stripe_uniformity(lab, m, W, ppm))
     return np.concatenate(feats).astype(np.float32)
+
+
+def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.ndarray:
+    """How evenly coloured each slot's long edges are, for both orientations.
+
+    A top block is one colour along its whole length; a stripe across the real orientation (or
+    over an empty slot, showing the level below) crosses seams and other blocks. Sorted per
+    orientation so the features do not depend on which slots are filled.
+    """
+    out = []
+    n = lab.shape[0]
+    a0, a1 = int(round((m + 4) * ppm)), int(round(n - (m + 4) * ppm))
+    for img in (lab, np.ascontiguousarray(np.transpose(lab, (1, 0, 2)))):  # rows = "x" slots, then "y"
+        vals = []
+        for s in range(3):
+            r0 = m + s * W
+            bands = []
+            for lo, hi in ((r0 + 2, r0 + 6), (r0 + W - 6, r0 + W - 2)):
+                band = img[int(round(lo * ppm)):int(round(hi * ppm)), a0:a1].mean(axis=0)  # colour along the stripe
+                med = np.median(band, axis=0)
+                dev = np.abs(band - med).sum(axis=1)
+                bands.append((float(np.median(dev)), float(np.percentile(dev, 80))))
+            vals.append(np.mean(bands, axis=0))
+        vals = np.array(vals)
+        out.append(np.sort(vals[:, 0]))
+        out.append(np.sort(vals[:, 1]))
+    x_mad, x_p80, y_mad, y_p80 = out
+    scale = float(np.mean(np.concatenate(out))) + 1.0
+    return np.concatenate([x_mad / scale, x_p80 / scale, y_mad / scale, y_p80 / scale,
+                           [(x_p80[0] - y_p80[0]) / scale, (x_mad[0] - y_mad[0]) / scale,
+                            (x_p80[:2].mean() - y_p80[:2].mean()) / scale]])
 
 
 def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndarray, color_f: np.ndarray) -> np.ndarray:
@@ -487,3 +525,57 @@ def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndar
     spread = float(np.linalg.norm(thirds[0] - thirds[2]) + np.linalg.norm(thirds[0] - thirds[1]) + np.linalg.norm(thirds[1] - thirds[2]))
     return np.concatenate([[seam_across, edge_long, spread / 100, float(np.std(a)) / 50, float(np.std(b)) / 50,
                             float(gx.mean()) / 50, float(gy.mean()) / 50], color_f]).astype(np.float32)
+
+
+def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, zs: np.ndarray) -> np.ndarray:
+    """How well the tower's 75 mm square outline sits on image edges, for each candidate height.
+
+    The face is rectified at each height; rows and columns of gradient energy (averaged along the
+    whole side, so glyphs and a hand barely matter) must peak where the square's sides are. At a
+    wrong height the rectified square is scaled and shifted and the peaks move off. A level just
+    below the top fits almost as well, which is fine: only the alignment matters for reading.
+    """
+    ac = cfg["align"]
+    ppm = float(ac["px_per_mm"])
+    m = float(ac["margin_mm"])
+    half = tray.footprint_half
+    cx, cy = tray.tower_center
+    n = int(round((2 * half + 2 * m) * ppm))
+    A = np.array([[1 / ppm, 0, cx - half - m], [0, -1 / ppm, cy + half + m], [0, 0, 1]])
+    lo, hi = int(round((m + 5) * ppm)), int(round((m + 2 * half - 5) * ppm))
+    pos = [int(round(m * ppm)), int(round((m + 2 * half) * ppm))]
+    win = max(1, int(round(float(ac["window_mm"]) * ppm)))
+    out = np.empty(len(zs))
+    for i, z in enumerate(zs):
+        face = cv2.warpPerspective(img, reg.camera.plane_homography(float(z)) @ A, (n, n),
+                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+        f = face.astype(np.float32)
+        gy = np.abs(np.diff(f, axis=0)).sum(axis=2)  # between rows v and v+1
+        gx = np.abs(np.diff(f, axis=1)).sum(axis=2)
+        rows = gy[:, lo:hi].mean(axis=1)
+        cols = gx[lo:hi, :].mean(axis=0)
+        scale = float(np.median(np.concatenate([rows, cols]))) + 1.0
+        s = 0.0
+        for prof in (rows, cols):
+            for p in pos:
+                s += float(prof[max(0, p - win - 1): p + win].max())
+        out[i] = s / (4 * scale)
+    return out
+
+
+def align_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_hint: float) -> float:
+    """The height (near the silhouette's) at which the tower's square outline fits image edges best."""
+    ac = cfg["align"]
+    level = tray.block_mm[2]
+    zmax = level * int(cfg["top"]["max_levels"])
+    w = float(ac["search_mm"])
+    if not np.isfinite(z_hint):
+        z_hint = zmax / 2
+        w = zmax / 2
+    coarse = np.arange(max(level, z_hint - w), min(zmax, z_hint + w) + 1e-6, float(ac["coarse_step_mm"]))
+    sc = outline_score(cfg, tray, reg, img, coarse)
+    prior = float(ac["prior_per_mm"]) * np.abs(coarse - z_hint)
+    z0 = float(coarse[int(np.argmax(sc - prior))])
+    fine = np.arange(z0 - float(ac["coarse_step_mm"]) / 2, z0 + float(ac["coarse_step_mm"]) / 2 + 1e-6, float(ac["fine_step_mm"]))
+    sf = outline_score(cfg, tray, reg, img, fine) - float(ac["prior_per_mm"]) * np.abs(fine - z_hint)
+    return float(fine[int(np.argmax(sf))])
