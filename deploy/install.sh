@@ -237,7 +237,7 @@ if ((CHANGED)); then
   if ((DRY_RUN)); then note "dry run done: the lines above show what a real run would change"; else note "done"; fi
   cat <<EOF
 Next steps:
-  1. reboot once if I2C or the camera was just enabled (sudo reboot)
+  1. reboot once if I2C or the camera was just enabled (sudo reboot); it also lets a new group take effect
   2. stacko doctor        checks every part and says what to fix
   3. stacko calibrate     guided calibration of this table (about 5 minutes)
   4. sudo systemctl start $UNIT_NAME   then open http://$(hostname).local:$PORT/
