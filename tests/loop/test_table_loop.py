@@ -1,0 +1,123 @@
+"""The loop wires the senses to the referee: scripted frames and sensor events become a turn."""
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from referee.blocks import Block
+from referee.loop.fusion import Fuser, SeatingPlan
+from referee.loop.session import RefereeSession
+from referee.loop.table_loop import TableLoop
+from referee.observations import ButtonPress, HandReading, SensorEvent, SensorEventKind, SlotReading, TopLevelReading
+
+TOWER = [
+    ["red-1", "blue-1", "green-1"],
+    ["red-2", "blue-2", "green-2"],
+    ["red-3", "yellow-3", "wild"],
+    ["red-skip", "green-reverse", "blue-draw2"],
+]
+
+
+class Clock:
+    t = 0.0
+
+    def now(self):
+        return self.t
+
+
+class Camera:
+    def __init__(self, clock):
+        self.clock, self.seq = clock, 0
+
+    def read(self):
+        self.seq += 1
+        return SimpleNamespace(image=np.zeros((4, 4, 3), np.uint8), t=self.clock.now(), seq=self.seq)
+
+
+class ScriptedReader:
+    """Reads what the script says the top looks like at each moment."""
+
+    def __init__(self, clock, script):
+        self.clock, self.script = clock, script
+
+    def read(self, image, t, seq, z_hint_mm=None):
+        names, orient, hands = [s for s in self.script if s[0] <= t][-1][1:]
+        if names == "unreadable":
+            raise ValueError("no tray in view")
+        slots = tuple(SlotReading(Block.parse(n) if n else None, 0.95) for n in names)
+        return TopLevelReading(orient, slots, tuple(HandReading(h, (0, 0), 0.9) for h in hands), t=t)
+
+
+class ScriptedSensors:
+    def read(self):
+        return np.zeros(0), np.zeros((0, 3)), np.zeros(0), np.zeros(0)
+
+
+class ScriptedDetectors:
+    def __init__(self, clock, events):
+        self.clock, self.events = clock, list(events)
+
+    def feed(self, **_):
+        due = [e for e in self.events if e.t <= self.clock.now()]
+        self.events = [e for e in self.events if e.t > self.clock.now()]
+        return due
+
+    def speaking(self, t0, t1):
+        pass
+
+
+class Buttons:
+    def __init__(self):
+        self.presses = []
+
+    def read(self):
+        out, self.presses = self.presses, []
+        return out
+
+
+def make_loop(script, events):
+    clock = Clock()
+    session = RefereeSession(clock=clock)
+    session.start_match(["Ana", "Ben", "Cy"])
+    session.start_round(TOWER)
+    buttons = Buttons()
+    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), ScriptedReader(clock, script), Camera(clock),
+                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1, buttons=buttons)
+    return clock, session, loop, buttons
+
+
+def run(clock, loop, until):
+    while clock.t < until:
+        loop.poll()
+        clock.t = round(clock.t + 0.05, 3)
+
+
+TOP = ["red-skip", "green-reverse", "blue-draw2"]
+
+
+def test_a_pull_and_place_seen_by_camera_and_load_cell_is_refereed():
+    script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "wild", None], "x", ["east"]),
+              (2.0, [None, "wild", None], "x", [])]
+    events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
+    clock, session, loop, buttons = make_loop(script, events)
+    run(clock, loop, 3.0)
+    assert session.round.waiting_for == "wild_color"
+    assert [f.event["event"] for f in loop.stats.fused] == ["pull", "place"]
+    buttons.presses.append(ButtonPress("green", clock.t))
+    run(clock, loop, 3.2)
+    assert session.round.turn == "Ben" and session.round.call.colors[0].value == "green"
+
+
+def test_an_unreadable_frame_is_counted_and_the_loop_goes_on():
+    script = [(0.0, "unreadable", None, []), (0.3, TOP, "y", [])]
+    clock, session, loop, _ = make_loop(script, [])
+    run(clock, loop, 1.0)
+    assert loop.stats.unreadable_frames >= 2 and loop.stats.frames > loop.stats.unreadable_frames
+
+
+def test_a_collapse_ends_the_round_blamed_on_the_hand_on_the_tower():
+    script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"])]
+    events = [SensorEvent(SensorEventKind.COLLAPSE, 0.9, 0.95, {"drop_g": 250.0})]
+    clock, session, loop, _ = make_loop(script, events)
+    run(clock, loop, 1.5)
+    assert session.over and session.round.outcome.loser == "Ana"
