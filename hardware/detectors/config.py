@@ -42,6 +42,7 @@ class ImuConfig:
     gyro_baseline_s: float      # ... minus its mean over this window (gyro bias and drift)
     impact_g: float             # vibration peak that counts as an impact (collapse evidence)
     knock_accel_g: float        # an activity segment peaking above this, short and weightless, is a knock
+    knock_min_s: float          # shorter spikes (one sample) are contact noise, not a knock
     knock_max_s: float
     touch_load_g: float         # load deviation from the settled level that starts an activity segment
     knock_max_load_g: float     # a knock's smoothed load deviation stays below this plus ...

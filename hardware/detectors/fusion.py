@@ -235,7 +235,7 @@ class SensorDetectors:
         self._knocks.append(imp.start)
         self._knocks = self._knocks[-20:]
         duration = imp.last_active - imp.start
-        if imp.held_off or not self._armed or duration > c.knock_max_s:
+        if imp.held_off or not self._armed or not c.knock_min_s <= duration <= c.knock_max_s:
             return []
         if self._last_step_t >= imp.start - c.quiet_s or self._load.reference is None:
             return []  # the weight changed around it: a pull or place, not the table
