@@ -45,6 +45,36 @@ class LoopStats:
     refused: list[tuple[dict, str]] = field(default_factory=list)
 
 
+class SensorTraces:
+    """The last few seconds of the tray's sensors, kept so a collapse is logged with its traces."""
+
+    def __init__(self, keep_s: float = 4.0, max_points: int = 400):
+        self.keep_s, self.max_points = keep_s, max_points
+        self.load: list[tuple[float, float]] = []
+        self.accel: list[tuple[float, float]] = []
+
+    def add(self, imu_t, accel, load_t, grams) -> None:
+        if len(imu_t):
+            mag = np.linalg.norm(np.asarray(accel, float), axis=1)
+            self.accel += list(zip(np.asarray(imu_t, float).tolist(), mag.tolist()))
+        if len(load_t):
+            self.load += list(zip(np.asarray(load_t, float).tolist(), np.asarray(grams, float).tolist()))
+        for series in (self.load, self.accel):
+            if series:
+                cut = series[-1][0] - self.keep_s
+                while series and series[0][0] < cut:
+                    series.pop(0)
+
+    def around(self, t_event: float) -> dict:
+        def pack(series, unit):
+            step = max(1, len(series) // self.max_points)
+            pts = series[::step]
+            return {"t": [round(a, 4) for a, _ in pts], "v": [round(b, 3) for _, b in pts], "unit": unit}
+
+        return {"traces": {"load_g": pack(self.load, "g"), "accel_ms2": pack(self.accel, "m/s^2")},
+                "t_event": round(t_event, 4)}
+
+
 class TableLoop:
     LEVEL_MM = 15.0
 
@@ -78,6 +108,7 @@ class TableLoop:
         self.next_frame_t = clock.now()
         self.stats = LoopStats()
         self._spoken_upto = 0
+        self.traces = SensorTraces()
 
     # -- one poll -------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -102,6 +133,7 @@ class TableLoop:
                 self.detectors.speaking(t0, t1)
             self._spoken_upto = len(intervals)
         imu_t, accel, load_t, grams = self.sensors.read()
+        self.traces.add(imu_t, accel, load_t, grams)
         events = self.detectors.feed(imu_t=imu_t, accel=accel, load_t=load_t, grams=grams)
         for ev in events:
             self.stats.sensor_events.append(ev)
@@ -150,6 +182,8 @@ class TableLoop:
             self._submit(out)
 
     def _submit(self, fused: FusedEvent) -> None:
+        if fused.event.get("event") == "collapse":  # the page plots what the sensors felt
+            fused = FusedEvent(fused.event, {**fused.evidence, **self.traces.around(self.clock.now())}, fused.released_at)
         self.stats.fused.append(fused)
         report = self.session.submit(fused.event, fused.evidence, released_at=fused.released_at)
         if not report.get("ok"):
