@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -60,6 +60,7 @@ class KindScore:
     benign: int = 0
     latencies: list[float] = field(default_factory=list)
     timing_errors: list[float] = field(default_factory=list)
+    impact_latencies: list[float] = field(default_factory=list)  # collapse: from the first impact after the truth time
     misses: list[tuple[str, float]] = field(default_factory=list)        # (session, truth time)
     false_alarms: list[tuple[str, float]] = field(default_factory=list)  # (session, detection time)
 
@@ -78,6 +79,9 @@ class KindScore:
                 "latency_ms_median": _r(float(np.median(lat)) if len(lat) else None, 1),
                 "latency_ms_p95": _r(float(np.percentile(lat, 95)) if len(lat) else None, 1),
                 "time_error_ms_median": _r(float(np.median(err)) if len(err) else None, 1),
+                **({"latency_from_impact_ms_median": _r(float(np.median(self.impact_latencies)) * 1000, 1) if self.impact_latencies else None,
+                    "latency_from_impact_ms_p95": _r(float(np.percentile(self.impact_latencies, 95)) * 1000, 1) if self.impact_latencies else None}
+                   if self.kind.startswith("collapse") else {}),
                 **({"touch_during_pull_not_counted": self.benign} if self.kind == "touch" else {})}
 
 
@@ -86,7 +90,9 @@ def _r(x, nd=4):
 
 
 def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, KindScore] | None = None,
-          label: str = "") -> dict[str, KindScore]:
+          label: str = "", impact_after: Callable[[float], float | None] | None = None) -> dict[str, KindScore]:
+    """`impact_after(t)`: when the accelerometer first felt an impact after truth time t (the twin's
+    collapse time is when the blocks began to move; the issue's latency is measured from the impact)."""
     scores = scores if scores is not None else {k: KindScore(k) for k in TRUTH_FOR}
     truth = not_the_pulled_block(truth)
     events = sorted(events, key=lambda e: e.t)
@@ -115,6 +121,9 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
             tt, e = wanted[i], dets[j]
             sc.tp += 1
             sc.latencies.append(float(e.evidence.get("detected_at", e.t)) - tt)
+            if kind.startswith("collapse") and impact_after is not None:
+                hit = impact_after(tt)
+                sc.impact_latencies.append(float(e.evidence.get("detected_at", e.t)) - (hit if hit is not None else tt))
             sc.timing_errors.append(e.t - tt)
         sc.misses += [(label, tt) for i, tt in enumerate(wanted) if i not in t_used]
         for j, e in enumerate(dets):
@@ -144,6 +153,21 @@ def not_the_pulled_block(truth: list[dict]) -> list[dict]:
     return out
 
 
+IMPACT_G = 0.3  # what counts as the impact when measuring collapse latency (blocks hitting tray or table)
+
+
+def impact_finder(imu_t: np.ndarray, accel: np.ndarray, within_s: float = 1.0) -> Callable[[float], float | None]:
+    from hardware.detectors.imu import Vibration
+
+    vib = Vibration(0.05).process(imu_t, accel) if len(imu_t) else np.zeros(0)
+
+    def impact_after(t: float) -> float | None:
+        m = np.flatnonzero((imu_t >= t - 0.05) & (imu_t <= t + within_s) & (vib >= IMPACT_G))
+        return float(imu_t[m[0]]) if len(m) else None
+
+    return impact_after
+
+
 def find_sessions(root: str | Path) -> list[Path]:
     root = Path(root)
     if (root / "session.json").is_file():
@@ -157,8 +181,8 @@ def bench(sessions: list[Path], cfg: DetectorConfig) -> tuple[dict[str, KindScor
     for folder in sessions:
         s = Session(folder)
         events = run_detectors(s, cfg)
-        score(events, s.truth(), scores, folder.name)
         st = s.streams()
+        score(events, s.truth(), scores, folder.name, impact_finder(st.imu_t, st.accel))
         if len(st.load_t):
             seconds += float(st.load_t[-1] - st.load_t[0])
     return scores, int(seconds)
