@@ -27,7 +27,8 @@ class DemoOptions:
     log: str | None = None
     skill: str = "average"
     max_turns: int = 200
-    frame_period_s: float = 0.1
+    frame_period_s: float = 0.2       # the camera's pace while nobody is at the tower
+    busy_frame_period_s: float = 0.066  # ... and while a pull is under way
     voice_dir: str | None = None  # WAV files instead of the sound device
     vision_dir: str | None = None
     quiet: bool = False
@@ -150,7 +151,8 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         return None
 
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
-                     frame_period_s=opts.frame_period_s, buttons=devices.buttons, speaker=devices.speaker,
+                     frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
+                     buttons=devices.buttons, speaker=devices.speaker,
                      on_question=answer, on_frame=_frame_to_page(session))
     pace = _Pacer(clock, opts.fast)
 

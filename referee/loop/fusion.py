@@ -142,7 +142,8 @@ class Fuser:
         horizon = reading.t - self.config.pull_window_s
         while self.recent and self.recent[0].t < horizon:
             self.recent.pop(0)
-        if reading.hands:
+        settled = self.pull is not None and self.pull.place_t is not None
+        if reading.hands and not settled:
             pull = self.pull or self._start(None)
             seats = [self.seating.seat_of(h) for h in reading.hands]
             for seat in seats:
@@ -151,6 +152,8 @@ class Fuser:
                 pull.two_hand_frames += 1
             pull.stable, pull.last_hand_t = 0, reading.t
             return []
+        if reading.hands and settled:  # the weight is back: a steady new block on top decides, hand or not
+            self.pull.last_hand_t = reading.t
         if self.pull is None:
             if placed_slot(rnd.tower, reading) is None:
                 return []

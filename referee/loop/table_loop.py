@@ -88,6 +88,7 @@ class TableLoop:
         detectors: Detectors | None,
         clock: Any,
         frame_period_s: float = 0.1,
+        busy_frame_period_s: float | None = None,
         buttons: Any | None = None,
         speaker: Any | None = None,
         on_question: Callable[[Question], list[dict] | None] | None = None,
@@ -101,6 +102,7 @@ class TableLoop:
         self.detectors = detectors
         self.clock = clock
         self.frame_period_s = frame_period_s
+        self.busy_frame_period_s = busy_frame_period_s or frame_period_s  # while a pull is under way
         self.buttons = buttons
         self.speaker = speaker
         self.on_question = on_question
@@ -118,7 +120,8 @@ class TableLoop:
         self._sensors()
         now = self.clock.now()
         if self.camera is not None and now >= self.next_frame_t:
-            self.next_frame_t = now + self.frame_period_s
+            busy = self.fuser.pull is not None
+            self.next_frame_t = now + (self.busy_frame_period_s if busy else self.frame_period_s)
             self._frame()
         self._buttons()
         self.session.poll_page()
