@@ -26,7 +26,7 @@ WINDOW_S = {"lift": (-0.75, 0.75), "place": (-0.75, 0.75), "touch": (-0.3, 0.6),
 # "collapse_2plus" scores the collapse detector only on collapses where two or more blocks fell (the twin's
 # truth has a `fallen` count): one block sliding onto the tray leaves the weight unchanged and is, to the tray
 # sensors, a knock; the camera has to see it. Detections near a one-block fall are not false alarms there.
-BENIGN_TOUCH_S = 1.5  # touches this close to a pull/place/two-hands truth event are the same hand
+BENIGN_TOUCH_S = 1.0  # touches during a pull (from its start), or this close to a place/two-hands event, are that hand
 
 
 def run_detectors(session: Session, cfg: DetectorConfig, chunk_s: float = 0.02) -> list[SensorEvent]:
@@ -96,7 +96,8 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
     scores = scores if scores is not None else {k: KindScore(k) for k in TRUTH_FOR}
     truth = not_the_pulled_block(truth)
     events = sorted(events, key=lambda e: e.t)
-    hands = [float(x["t"]) for x in truth if x.get("type") in ("pull", "place", "two_hands")]
+    hands = [(float(x.get("t_start", x["t"])) - BENIGN_TOUCH_S, float(x["t"]) + BENIGN_TOUCH_S)
+             for x in truth if x.get("type") in ("pull", "place", "two_hands")]
     collapse_t = min((float(x["t"]) for x in truth if x.get("type") == "collapse"), default=None)
     for kind, types in TRUTH_FOR.items():
         sc = scores[kind]
@@ -129,7 +130,7 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
         for j, e in enumerate(dets):
             if j in d_used:
                 continue
-            if kind == "touch" and any(abs(e.t - h) <= BENIGN_TOUCH_S for h in hands):
+            if kind == "touch" and any(a <= e.t <= b for a, b in hands):
                 sc.benign += 1
             else:
                 sc.fp += 1

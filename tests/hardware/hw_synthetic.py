@@ -89,7 +89,7 @@ class Script:
         return t0 + dur
 
     def knock(self, t0):
-        self.ring(t0, self.rng.uniform(0.3, 2.5), self.rng.uniform(30, 80), self.rng.uniform(0.012, 0.035))
+        self.ring(t0, self.rng.uniform(0.8, 3.0), self.rng.uniform(30, 80), self.rng.uniform(0.02, 0.05))  # as strong as the twin's knocks
         self.truth.append({"t": float(t0), "type": "knock"})
         return t0 + 0.2
 
