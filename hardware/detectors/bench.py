@@ -108,8 +108,8 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
         dets = [e for e in events if e.kind.value == det_kind and (collapse_t is None or det_kind == "collapse" or e.t < collapse_t)]
         lo, hi = WINDOW_S[kind]
         if kind == "collapse_2plus":
-            single = [float(x["t"]) for x in truth if x.get("type") == "collapse" and int(x.get("fallen", 2)) < 2]
-            wanted = sorted(float(x["t"]) for x in truth if x.get("type") == "collapse" and int(x.get("fallen", 2)) >= 2)
+            single = [float(x["t"]) for x in truth if x.get("type") == "collapse" and _fallen(x) < 2]
+            wanted = sorted(float(x["t"]) for x in truth if x.get("type") == "collapse" and _fallen(x) >= 2)
             dets = [e for e in dets if not any(st + lo <= e.t <= st + hi for st in single)]
         sc.truth += len(wanted)
         pairs = sorted((abs(e.t - tt), i, j) for i, tt in enumerate(wanted) for j, e in enumerate(dets) if tt + lo <= e.t <= tt + hi)
@@ -136,6 +136,15 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
                 sc.fp += 1
                 sc.false_alarms.append((label, e.t))
     return scores
+
+
+def _fallen(collapse: dict) -> int:
+    """How many blocks the twin saw fall (its `fallen` count, else its `blocks` list; unknown: 2)."""
+    if collapse.get("fallen") is not None:
+        return int(collapse["fallen"])
+    if isinstance(collapse.get("blocks"), list):
+        return len(collapse["blocks"])
+    return 2
 
 
 def not_the_pulled_block(truth: list[dict]) -> list[dict]:

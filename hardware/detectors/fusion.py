@@ -37,6 +37,7 @@ class _Segment:
     max_load_dev: float = 0.0
     held_off: bool = False
     steps: int = 0
+    quiet_before: float = 0.0  # how long the tower had been still before it began
 
 
 @dataclass
@@ -66,6 +67,7 @@ class SensorDetectors:
         self._bg: deque[float] = deque()
         self._bg_level = 0.0
         self._bg_n = 0
+        self._last_busy_t = -np.inf  # the last time something moved at the tower (touch-level activity)
 
     # --- inputs ------------------------------------------------------------------------------
     def speaking(self, t0: float, t1: float) -> None:
@@ -154,6 +156,7 @@ class SensorDetectors:
             if self._impulse is None:
                 first = self._buf.first_above(t_prev, t, cfg.imu.knock_accel_g)
                 self._impulse = _Segment(start=first if first is not None else t, last_active=t)
+                self._impulse.quiet_before = t_prev - self._last_busy_t
             self._impulse.last_active = t
             self._impulse.peak_vib = max(self._impulse.peak_vib, vib)
             self._impulse.held_off = self._impulse.held_off or self.held_off(t_prev, t)
@@ -170,6 +173,8 @@ class SensorDetectors:
         tilt = self._tiltbuf.peak(t_prev, t)
         tilt_threshold = self._tilt_threshold(tilt, t - t_prev)
         active = vib >= vib_threshold or tilt >= tilt_threshold or load_dev >= cfg.imu.touch_load_g
+        if active and self._impulse is None:
+            self._last_busy_t = t
         if active and self._seg is None and t >= self._touch_quiet_until:
             first = self._buf.first_above(t_prev, t, vib_threshold)
             self._seg = _Segment(start=first if first is not None else t, last_active=t)
@@ -241,8 +246,10 @@ class SensorDetectors:
             return []  # the weight changed around it: a pull or place, not the table
         if imp.max_load_dev > c.knock_max_load_g + c.knock_inertial_g_per_g * imp.peak_vib:
             return []
+        # quiet_before_s: a rap on a still table comes out of the quiet; a thud while hands work at the
+        # tower may be a block falling onto the tray (weight unchanged): worth a look by the camera
         evidence = {"peak_g": round(imp.peak_vib, 3), "load_dev_g": round(imp.max_load_dev, 1),
-                    "duration_s": round(duration, 3), "detected_at": now}
+                    "duration_s": round(duration, 3), "detected_at": now, "quiet_before_s": round(min(imp.quiet_before, 10.0), 2)}
         return [SensorEvent(K.KNOCK, imp.start, 1.0, evidence)]
 
     def _close_segment(self, seg: _Segment, now: float) -> list[SensorEvent]:
