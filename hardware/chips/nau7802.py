@@ -57,9 +57,9 @@ class NAU7802:
         self.dev.write(R.CTRL2, R.RATES_SPS[c.rate_sps] << 4)
         self.dev.write(R.ADC, R.ADC_CHOPPER_OFF)
         self.dev.update_bits(R.PGA_PWR, R.PGA_CAP_EN, R.PGA_CAP_EN)
-        self.clock.sleep(0.25)  # the LDO and the bridge settle (datasheet recommends waiting before calibrating)
+        self.dev.update_bits(R.PU_CTRL, R.CS, R.CS)   # cycle start: continuous conversions (as Adafruit's enable())
+        self.clock.sleep(0.25)  # the LDO and the bridge settle before the offset calibration
         self.calibrate_internal()
-        self.dev.update_bits(R.PU_CTRL, R.CS, R.CS)   # cycle start: continuous conversions
 
     def calibrate_internal(self) -> None:
         """Internal offset calibration (CALMOD=00, CALS=1), waiting for CALS to clear."""
