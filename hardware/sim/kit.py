@@ -118,7 +118,7 @@ class KitStudio:
     """A full block set in one model, posed scene by scene for photos."""
 
     def __init__(self, config: WorldConfig | None = None, seed: int = 0):
-        self.config = config or WorldConfig(n_hands=2)
+        self.config = config or WorldConfig(n_hands=2, height_tolerance_m=0.0)
         names = [b.name for b in BLOCK_SETS["standard-45"].blocks]
         tower = [names[i : i + 3] for i in range(0, len(names), 3)]
         self.world = build_world(tower, seed, self.config)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 from hardware.sim.twin import PullStyle
 from referee.blocks import Color, Kind
@@ -66,6 +67,7 @@ class SimPlayer:
 
     def __init__(self, name: str, seat: int, skill: SkillProfile, rng: random.Random):
         self.name, self.seat, self.skill, self.rng = name, seat, skill, rng
+        self.feel: Callable[[int, int], float] | None = None
 
     def _safety(self, rnd, level: int, slot: int) -> float:
         """Higher is safer: a full level's middle block, low-middle levels, not just under the top."""
@@ -80,11 +82,20 @@ class SimPlayer:
         if not options:
             return None
         care = self.skill.care if careful else 0.0
-        scored = [(care * self._safety(rnd, o[0], o[1]) + self.rng.random(), i) for i, o in enumerate(options)]
+        scored = []
+        for i, o in enumerate(options):
+            score = care * self._safety(rnd, o[0], o[1]) + self.rng.random()
+            if self.feel is not None and care > 0:
+                score -= care * 2.0 * self.feel(o[0], o[1])  # a tight block (newtons of load) is avoided
+            scored.append((score, i))
         return options[max(scored)[1]]
 
-    def choose_pull(self, rnd) -> PullChoice | None:
-        """The block this player pulls now (None if nothing can be pulled at all)."""
+    def choose_pull(self, rnd, feel: Callable[[int, int], float] | None = None) -> PullChoice | None:
+        """The block this player pulls now (None if nothing can be pulled at all).
+
+        `feel(level, slot)` is how tight a block is (the twin's load on it, in newtons): like a real
+        player tapping blocks, a careful one prefers loose blocks among those the call allows."""
+        self.feel = feel
         tower = rnd.tower
         legal = [(o.level, o.slot, o.block.name) for o in rnd.legal_pulls()]
         available = [(o.level, o.slot, o.block.name) for o in rnd.available()]
@@ -92,7 +103,7 @@ class SimPlayer:
         roll = self.rng.random()
         if roll < self.skill.forbidden_level_rate:
             hcl = tower.highest_completed_level
-            forbidden = [(lv, s, b.name) for lv, s, b in tower.positions() if lv >= hcl and lv < tower.top_level]
+            forbidden = [(lv, s, b.name) for lv, s, b in tower.positions() if lv >= hcl]
             pick = self._pick(rnd, forbidden, careful=False)
             if pick:
                 return PullChoice(*pick, two_hands=two, intent="forbidden-level")

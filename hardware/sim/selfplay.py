@@ -94,7 +94,7 @@ def play_round(
                     twin.knock(other.seat, strength=other.rng.uniform(0.4, 1.5), on_step=on_step)
             if collapsed():
                 break
-            choice = player.choose_pull(rnd)
+            choice = player.choose_pull(rnd, feel=twin.block_load)
             if choice is None:
                 result.ended_by = "no_block"
                 break

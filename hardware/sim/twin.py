@@ -52,7 +52,8 @@ class PullStyle:
 class Twin:
     """A simulated table: tower, tray sensors, hands, cameras. Close it to free the renderer."""
 
-    PULL_OUT_M = 0.060  # the block counts as out of the tower once it has slid this far
+    PUSH_M = 0.030  # a finger pushes the block this far; then the hand pinches the far end and draws it out
+    PULL_OUT_M = 0.080  # (past half-way a pushed block would tip and lever up the level above)
     COLLAPSE_DROP_M = 0.010
     COLLAPSE_TILT_DEG = 30.0
 
@@ -82,6 +83,8 @@ class Twin:
         self.seat_looks = [HandLook.random(self.rng) for _ in range(n_seats)]
         self.truth: list[dict] = []
         self.in_hand: SimBlock | None = None
+        self._placing: SimBlock | None = None
+        self._stepping = False
         self.collapse_time: float | None = None
         self.fallen: list[str] = []
         self._actions: list[Action] = []
@@ -108,6 +111,16 @@ class Twin:
     def step(self, dt: float, on_step: Callable[["Twin"], None] | None = None) -> None:
         """Advance physics, actions, sensors and the clock by `dt` seconds (whole 2 ms steps)."""
         n = max(1, int(round(dt / self.model.opt.timestep)))
+        self._stepping = True
+        try:
+            self._step_n(n, on_step)
+        finally:
+            self._stepping = False
+        if self.t > self.clock.now():
+            self.clock.set(self.t)
+
+    def _step_n(self, n: int, on_step: Callable[["Twin"], None] | None) -> None:
+        t_before = float(self.data.time)
         for _ in range(n):
             self.data.xfrc_applied[:] = 0.0
             for action in list(self._actions):
@@ -120,9 +133,10 @@ class Twin:
             self._steps += 1
             if self._steps % 10 == 0:
                 self._check_collapse()
+            if float(self.data.time) < t_before:
+                raise RuntimeError("the physics became unstable and MuJoCo reset the simulation (check the solver settings)")
             if on_step is not None:
                 on_step(self)
-        self.clock.set(self.t)
 
     def run_until_idle(self, max_s: float = 30.0, on_step: Callable[["Twin"], None] | None = None) -> None:
         end = self.t + max_s
@@ -205,9 +219,15 @@ class Twin:
 
         s = self.seed if seed is None else seed
         quiet = SensorNoise.behind_chip()
-        imu = TwinImu(self.trace, quiet, s)
-        load = TwinLoadCell(self.trace, quiet, s)
+        imu = _CatchUp(self, TwinImu(self.trace, quiet, s))
+        load = _CatchUp(self, TwinLoadCell(self.trace, quiet, s))
         return EmulatedBus({0x68: EmulatedMPU6050(imu, self.clock, seed=s), 0x2A: EmulatedNAU7802(load, self.clock, seed=s)})
+
+    def sync(self) -> None:
+        """Run the physics up to the clock, when someone else (a driver's sleep) moved it on."""
+        ahead = self.clock.now() - self.t
+        if ahead > 0 and not self._stepping:
+            self.step(ahead)
 
     # --- helpers for actions --------------------------------------------------------------------
     def _event(self, kind: str, **fields) -> dict:
@@ -293,7 +313,7 @@ class Twin:
         while True:
             pos = d.xpos[b.body_id]
             moved = float((pos - start) @ direction)
-            if moved >= self.PULL_OUT_M:
+            if moved >= self.PUSH_M:
                 break
             v = float(d.qvel[b.qvel_adr : b.qvel_adr + 3] @ direction)
             force += style.force_rate * dt if v < style.target_speed else -2 * style.force_rate * dt
@@ -307,8 +327,18 @@ class Twin:
             d.xfrc_applied[b.body_id, :3] = direction * force + side * wobble
             self._hand(0, seat, pos + direction * hx, angle)
             yield
-        # out: the hand lifts it clear of the tower (kinematic carry, no collisions on the way)
+        # pinched: the hand draws it straight out along its axis, then lifts it clear of the tower
+        # (kinematic, no collisions: a welded, colliding hand would drag the whole upper tower)
         self._set_block_contacts(b, False)
+        p0 = d.xpos[b.body_id].copy()
+        q0 = d.xquat[b.body_id].copy()
+        rest = max(0.0, self.PULL_OUT_M - float((p0 - start) @ direction))
+        steps = self._steps_for(rest / max(0.05, 2 * style.target_speed))
+        for i in range(steps):
+            p = p0 + direction * rest * (i + 1) / steps
+            self._set_block_pose(b, p, q0)
+            self._hand(0, seat, p + direction * hx, angle)
+            yield
         b.level = b.slot = None
         self._ref.pop(b.index, None)
         self.in_hand = b
@@ -366,7 +396,7 @@ class Twin:
         same = [b for b in self.world.blocks if b.level == level]
         xp = self.data.xpos
         if below:
-            pos[2] = max(xp[b.body_id][2] for b in below) + 2 * self.config.block_half[2] + 0.0005
+            pos[2] = max(xp[b.body_id][2] + b.half_height for b in below) + self.in_hand_half() + 0.0005
             pos[long_ax] = float(np.mean([xp[b.body_id][long_ax] - (b.slot - 1) * pitch for b in below]))
             level_centre = float(np.mean([xp[b.body_id][cross_ax] for b in below]))
         else:
@@ -377,11 +407,30 @@ class Twin:
         pos[cross_ax] = level_centre + (slot - 1) * pitch
         return pos, yaw
 
+    def in_hand_half(self) -> float:
+        return self._placing.half_height if self._placing is not None else self.config.block_half[2]
+
+    def block_load(self, level: int, slot: int) -> float:
+        """Normal force (N) the block at (level, slot) takes from the blocks above: how tight it feels."""
+        b = self.world.block_at(level, slot)
+        if b is None:
+            raise ValueError(f"there is no block at level {level}, slot {slot}")
+        above = {o.geom_id for o in self.world.blocks if o.level == level + 1}
+        total, f = 0.0, np.zeros(6)
+        for i in range(self.data.ncon):
+            c = self.data.contact[i]
+            if (c.geom1 == b.geom_id and c.geom2 in above) or (c.geom2 == b.geom_id and c.geom1 in above):
+                mujoco.mj_contactForce(self.model, self.data, i, f)
+                total += abs(f[0])
+        return total
+
     def _place(self, b: SimBlock, level: int, slot: int, seat: int | None) -> Action:
         d = self.data
         self.in_hand = None  # ends the hold program
         seat = 0 if seat is None else seat
+        self._placing = b
         target, yaw = self._place_target(level, slot)
+        self._placing = None
         along = np.array([math.cos(yaw), math.sin(yaw), 0.0])
         target = target + along * self.rng.uniform(-0.002, 0.002)  # never towards a neighbour
         q1 = yaw_quat(yaw + self.rng.uniform(-0.004, 0.004))
@@ -474,10 +523,11 @@ class Twin:
 
     def _push(self, force: float, seat: int, duration: float) -> Action:
         top = self.top_level()
-        targets = [b for b in self.world.blocks if b.level is not None and b.level >= top - 2]
+        low = max(1, int(round(top * 0.55)))  # a shove at two-thirds height topples; at the top it only sweeps blocks off
+        targets = [b for b in self.world.blocks if b.level is not None and b.level >= low]
         dir_in = -self._seat_dir(seat)
         k = 2
-        centre = np.array([0.0, 0.0, self._top_z() - 0.02])
+        centre = np.array([0.0, 0.0, self.config.tray_top_z + (low + top) / 2 * 2 * self.config.block_half[2]])
         self._hand(k, seat, centre - dir_in * 0.045)
         self._event("push", seat=seat, force_n=round(force, 3))
         for i in range(self._steps_for(duration)):
@@ -487,6 +537,26 @@ class Twin:
         self.hands.park(k)
         for _ in range(self._steps_for(1.5)):
             yield
+
+
+class _CatchUp:
+    """A sensor source that first runs the twin up to the time it is asked about (chip emulations
+    read at the clock's time, which a driver's `sleep` may have moved past the physics)."""
+
+    def __init__(self, twin: Twin, source):
+        self.twin, self.source = twin, source
+
+    def imu_sample(self, t: float):
+        self._catch_up(t)
+        return self.source.imu_sample(min(t, self.twin.t))
+
+    def load_grams(self, t: float) -> float:
+        self._catch_up(t)
+        return self.source.load_grams(min(t, self.twin.t))
+
+    def _catch_up(self, t: float) -> None:
+        if t > self.twin.t and not self.twin._stepping:
+            self.twin.step(t - self.twin.t)
 
 
 class _Hold:

@@ -42,11 +42,13 @@ class WorldConfig:
     mount_k_z: float = 8.0e4  # N/m: 0.17 mm under a full tower, ~40 Hz
     mount_k_xy: float = 4.0e4
     mount_k_tilt: float = 400.0  # N m / rad
-    mount_damping_ratio: float = 0.08
+    mount_damping_ratio: float = 0.3  # rubber feet and a wooden tray: a knock rings down within ~50 ms
     timestep: float = 0.002
     solref: str = "0.005 2"  # the issue's "0.005 1" rings forever after a side pull (see docs/twin.md)
     solimp: str = "0.95 0.99 0.001"
     impratio: float = 10.0
+    cone: str = "elliptic"
+    height_tolerance_m: float = 0.00025  # real blocks differ in height: some carry the level above, some are loose
     place_jitter_m: float = 0.0002  # how carefully the builder squares the blocks
     place_jitter_rad: float = 0.004
     n_hands: int = 3
@@ -105,6 +107,7 @@ class SimBlock:
     qvel_adr: int
     level: int | None
     slot: int | None
+    half_height: float = 0.0075
 
 
 @dataclass
@@ -152,8 +155,8 @@ def _hand_xml(config: WorldConfig) -> str:
 
 def build_xml(
     config: WorldConfig, tower: Sequence[Sequence[str | None]], rng: random.Random
-) -> tuple[str, dict[str, bytes], list[tuple[str, int, int]]]:
-    """MJCF text, its in-memory texture assets, and (name, level, slot) per block body."""
+) -> tuple[str, dict[str, bytes], list[tuple[str, int, int, float]]]:
+    """MJCF text, its in-memory texture assets, and (name, level, slot, half height) per block body."""
     layout = config.layout
     hx, hy, hz = config.block_half
     assets = {"tray.png": _png(tray_texture(layout))}
@@ -193,22 +196,41 @@ def build_xml(
       <joint name="mount_rx" type="hinge" axis="1 0 0" stiffness="{kt}" damping="{bt:.4f}"/>
       <joint name="mount_ry" type="hinge" axis="0 1 0" stiffness="{kt}" damping="{bt:.4f}"/>""" if config.compliant_mount else ""
     bodies = []
+    tol = config.height_tolerance_m
+    # Real blocks differ in height, so some are loose and carry nothing: a player feels for them.
+    # Per level, one block (or none) is a little thinner; the other two are equal, so the level above
+    # rests flat on two blocks (a level resting on a single proud block would rock like a seesaw).
+    halves = [hz] * len(placed)
+    by_level: dict[int, list[int]] = {}
+    for i, (_, level, slot) in enumerate(placed):
+        by_level.setdefault(level, []).append(i)
+    for level in sorted(by_level):
+        members = by_level[level]
+        if tol > 0 and len(members) == 3 and rng.random() < 0.75:
+            halves[rng.choice(members)] -= rng.uniform(0.4, 1.0) * tol / 2
+    top_of: dict[int, float] = {}  # level -> height of its tallest block's top above the tray
+    for (name, level, slot), h in zip(placed, halves):
+        top_of[level] = max(top_of.get(level, 0.0), 2 * h)
+    base = {1: 0.0}
+    for lv in range(2, len(tower) + 1):
+        base[lv] = base[lv - 1] + top_of.get(lv - 1, 2 * hz)
     for i, (name, level, slot) in enumerate(placed):
         pos, yaw = slot_pose(config, level, slot)
+        pos[2] = config.tray_top_z + base[level] + halves[i]
         j = config.place_jitter_m
         pos = pos + np.array([rng.uniform(-j, j), rng.uniform(-j, j), 0.0])
         q = yaw_quat(yaw + rng.uniform(-config.place_jitter_rad, config.place_jitter_rad))
         bodies.append(
             f'<body name="block_{i}" pos="{pos[0]:.6f} {pos[1]:.6f} {pos[2]:.6f}" '
             f'quat="{q[0]:.8f} {q[1]:.8f} {q[2]:.8f} {q[3]:.8f}"><freejoint name="block_{i}"/>'
-            f'<geom name="block_{i}" class="block" material="mat_{name}"/></body>'
+            f'<geom name="block_{i}" class="block" size="{hx} {hy} {halves[i]:.6f}" material="mat_{name}"/></body>'
         )
 
     xml = f"""
 <mujoco model="stacko-twin">
   <compiler autolimits="true"/>
   <option timestep="{config.timestep}" integrator="implicitfast" solver="Newton" iterations="100"
-          cone="elliptic" impratio="{config.impratio}" gravity="0 0 -{G}"/>
+          cone="{config.cone}" impratio="{config.impratio}" gravity="0 0 -{G}"/>
   <size memory="64M"/>
   <visual>
     <global offwidth="1280" offheight="960" fovy="30"/>
@@ -254,7 +276,7 @@ def build_xml(
   </sensor>
 </mujoco>
 """
-    return xml, assets, placed
+    return xml, assets, [(n, lv, sl, h) for (n, lv, sl), h in zip(placed, halves)]
 
 
 def build_world(
@@ -271,11 +293,11 @@ def build_world(
     model = mujoco.MjModel.from_xml_string(xml, assets)
     data = mujoco.MjData(model)
     blocks = []
-    for i, (name, level, slot) in enumerate(placed):
+    for i, (name, level, slot, half) in enumerate(placed):
         body = model.body(f"block_{i}").id
         jnt = model.joint(f"block_{i}").id
         blocks.append(
-            SimBlock(i, name, body, model.geom(f"block_{i}").id, int(model.jnt_qposadr[jnt]), int(model.jnt_dofadr[jnt]), level, slot)
+            SimBlock(i, name, body, model.geom(f"block_{i}").id, int(model.jnt_qposadr[jnt]), int(model.jnt_dofadr[jnt]), level, slot, half)
         )
     joints = {}
     if config.compliant_mount:
