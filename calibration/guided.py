@@ -4,10 +4,10 @@ Every step says what to do, measures, says how good the result is and writes its
 good. On the twin (`--backend sim`) the twin acts out each instruction, so the whole route runs
 unattended; on the Pi a person does it and presses Enter.
 
-The vision step builds the match tower level by level in an order the referee names (each block once),
-photographing each new level (some with a hand or two over the tower), so the photos are labelled
-without typing; it then runs `stacko calibrate vision` on them and checks the result by reading a
-level it did not learn from.
+The vision step builds the match tower block by block in an order the referee names (each block once),
+photographing after each block (and a few times with a hand or two over the tower), so the photos are
+labelled without typing; it then runs `stacko calibrate vision` on them and checks the result by reading
+the finished top level in a fresh photo.
 """
 
 from __future__ import annotations
@@ -41,14 +41,16 @@ class TerminalGuide:
 
     def do(self, action: Action) -> None:
         self.out(f"  -> {action.text}")
-        self._carry_out(action)
+        self._carry_out(action, "     (the twin did it)", "     press Enter when done ")
 
-    def _carry_out(self, action: Action) -> None:
+    def _carry_out(self, action: Action, note: str, prompt: str) -> None:
+        """The twin acts it out, or a person does it and answers (Enter); `--yes` on the Pi does not wait."""
         if self.rig.backend == "sim":
             self.rig.act(action)
-            self.out("     (the twin did it)")
+            if note:
+                self.out(note)
         elif self.interactive:
-            self.ask("     press Enter when done ")
+            self.ask(prompt)
 
     def result(self, result: StepResult) -> None:
         self.say(f"  {result.part}: {result.grade.upper()}")
@@ -66,10 +68,7 @@ class JsonGuide(TerminalGuide):
 
     def do(self, action: Action) -> None:
         self.out(json.dumps({"do": action.key, "text": action.text, **({"grams": action.grams} if action.grams else {})}))
-        if self.rig.backend == "sim":
-            self.rig.act(action)
-        elif self.interactive:
-            self.ask("")
+        self._carry_out(action, "", "")
 
     def result(self, result: StepResult) -> None:
         self.out(json.dumps({"step": result.part, "ok": result.ok, "grade": result.grade, "lines": result.lines}))
@@ -191,7 +190,7 @@ def orientation(level: int) -> str:
 
 def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int,
                 levels: int | None = None) -> tuple[StepResult, list[list[str | None]]]:
-    """Build the tower level by level in a named order, photographing each level; learn from the photos."""
+    """Build the tower block by block in a named order, a photo after each block; learn from the photos."""
     from referee.tower import random_tower
 
     tower = random_tower(random.Random(seed))[:levels]  # the whole tower (each block once) unless told fewer levels
@@ -200,17 +199,20 @@ def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int,
     shutil.copy(cal.tray_path, kit / "tray.json")
     camera = rig.camera()
     labels: dict[str, dict] = {}
-    guide.say(f"  Build the tower in the middle of the tray, level by level as named (level 1 at the bottom). "
+    guide.say(f"  Build the tower in the middle of the tray, block by block as named (level 1 at the bottom). "
               f"{slot_hint(cal.tray())} {len(photo_plan(tower))} photos.")
+    placed: dict[int, set[int]] = {}  # level -> slots already built
     for i, (k, filled, hands) in enumerate(photo_plan(tower), start=1):
         slots = top_slots(tower[k - 1], filled)
-        if hands == 0:
-            text = f"Level {k} ({'along' if orientation(k) == 'x' else 'across'} the tray) now holds: " + ", ".join(
-                f"slot {s}: {n or '(empty)'}" for s, n in enumerate(slots)) + ". Hands away."
-        else:
+        if hands:
             text = f"Hold {'one hand' if hands == 1 else 'both hands'} over the tower, not touching it."
-        levels = [list(lv) for lv in tower[: k - 1]] + [slots]
-        guide.do(Action("build_level", text, data={"levels": levels, "hands": hands, "shot": i}))
+        else:
+            added = [s for s in filled if s not in placed.setdefault(k, set())]
+            placed[k].update(added)
+            where = "along" if orientation(k) == "x" else "across"
+            text = f"Level {k} ({where} the tray): put " + " and ".join(f"{tower[k - 1][s]} in slot {s}" for s in added) + ". Hands away."
+        built = [list(lv) for lv in tower[: k - 1]] + [slots]
+        guide.do(Action("build_level", text, data={"levels": built, "hands": hands, "shot": i}))
         image = camera.read()
         name = f"{i:04d}.png"
         if not cv2.imwrite(str(kit / "images" / name), image):

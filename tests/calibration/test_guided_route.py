@@ -17,6 +17,7 @@ def test_guided_calibration_end_to_end_on_the_twin_then_doctor_is_happy(tmp_path
     for step in ("markers", "loadcell", "imu", "vision", "check"):
         assert f"  {step}: GOOD" in out or f"  {step}: USABLE" in out, out
     assert "Calibration complete" in out
+    assert out.count(": put ") == 21, "each block of the seven levels is named once, as it is placed"
     statuses = CalibrationDir(cal).statuses()
     assert all(s.ok for s in statuses), [s.problem for s in statuses]
     kit = next(cal.glob("kit-*"))
