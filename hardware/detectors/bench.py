@@ -20,12 +20,15 @@ from hardware.recorder import Session
 from referee.observations import SensorEvent
 
 TRUTH_FOR = {"lift": ("pull",), "place": ("place",), "touch": ("touch",), "knock": ("knock",), "collapse": ("collapse",),
-             "collapse_2plus": ("collapse",)}
+             "collapse_off_tray": ("collapse",)}
 WINDOW_S = {"lift": (-0.75, 0.75), "place": (-0.75, 0.75), "touch": (-0.3, 0.6), "knock": (-0.3, 0.3), "collapse": (-0.3, 1.0),
-            "collapse_2plus": (-0.3, 1.0)}
-# "collapse_2plus" scores the collapse detector only on collapses where two or more blocks fell (the twin's
-# truth has a `fallen` count): one block sliding onto the tray leaves the weight unchanged and is, to the tray
-# sensors, a knock; the camera has to see it. Detections near a one-block fall are not false alarms there.
+            "collapse_off_tray": (-0.3, 1.0)}
+# "collapse_off_tray" scores the collapse detector on the collapses the issue describes: blocks leaving the
+# tray (a lasting loss of weight). The twin also calls a collapse one block tipping off the top onto the tray:
+# the weight stays, and to the tray sensors that is a thud like a clumsy pull's - the camera has to see it.
+# Which collapses lost weight is read from the load cell at rest, long before and after (a physical fact the
+# detector must find quickly, not its own output). Detections near the other collapses are not false alarms.
+OFF_TRAY_G = 50.0  # the one block in hand plus two more
 BENIGN_TOUCH_S = 1.0  # touches during a pull (from its start), or this close to a place/two-hands event, are that hand
 
 
@@ -90,7 +93,8 @@ def _r(x, nd=4):
 
 
 def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, KindScore] | None = None,
-          label: str = "", impact_after: Callable[[float], float | None] | None = None) -> dict[str, KindScore]:
+          label: str = "", impact_after: Callable[[float], float | None] | None = None,
+          weight_lost: Callable[[float], float] | None = None) -> dict[str, KindScore]:
     """`impact_after(t)`: when the accelerometer first felt an impact after truth time t (the twin's
     collapse time is when the blocks began to move; the issue's latency is measured from the impact)."""
     scores = scores if scores is not None else {k: KindScore(k) for k in TRUTH_FOR}
@@ -104,12 +108,18 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
         # after the first collapse the round is over: later truth (a pull finishing as the tower falls) is not scored
         wanted = sorted(float(x["t"]) for x in truth if x.get("type") in types
                         and (collapse_t is None or x.get("type") == "collapse" or float(x["t"]) < collapse_t))
-        det_kind = "collapse" if kind == "collapse_2plus" else kind
+        det_kind = "collapse" if kind == "collapse_off_tray" else kind
         dets = [e for e in events if e.kind.value == det_kind and (collapse_t is None or det_kind == "collapse" or e.t < collapse_t)]
         lo, hi = WINDOW_S[kind]
-        if kind == "collapse_2plus":
-            single = [float(x["t"]) for x in truth if x.get("type") == "collapse" and _fallen(x) < 2]
-            wanted = sorted(float(x["t"]) for x in truth if x.get("type") == "collapse" and _fallen(x) >= 2)
+        if kind == "lift" and collapse_t is not None:
+            # a pull still under way when the tower fell: neither scored nor a false alarm
+            open_pulls = [float(x["t"]) for x in truth if x.get("type") == "pull"
+                          and float(x.get("t_start", x["t"])) <= collapse_t <= float(x["t"])]
+            dets = [e for e in dets if not any(p + lo <= e.t <= p + hi for p in open_pulls)]
+        if kind == "collapse_off_tray":
+            lost = weight_lost or (lambda t: OFF_TRAY_G)
+            single = [float(x["t"]) for x in truth if x.get("type") == "collapse" and lost(float(x["t"])) < OFF_TRAY_G]
+            wanted = sorted(float(x["t"]) for x in truth if x.get("type") == "collapse" and lost(float(x["t"])) >= OFF_TRAY_G)
             dets = [e for e in dets if not any(st + lo <= e.t <= st + hi for st in single)]
         sc.truth += len(wanted)
         pairs = sorted((abs(e.t - tt), i, j) for i, tt in enumerate(wanted) for j, e in enumerate(dets) if tt + lo <= e.t <= tt + hi)
@@ -138,13 +148,21 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
     return scores
 
 
-def _fallen(collapse: dict) -> int:
-    """How many blocks the twin saw fall (its `fallen` count, else its `blocks` list; unknown: 2)."""
-    if collapse.get("fallen") is not None:
-        return int(collapse["fallen"])
-    if isinstance(collapse.get("blocks"), list):
-        return len(collapse["blocks"])
-    return 2
+def weight_loss_finder(load_t: np.ndarray, grams: np.ndarray) -> Callable[[float], float]:
+    """Grams the tray lost in a collapse at t: the load at rest before (median over t-1.0..t-0.2) minus
+    after (t+1.5..t+2.5, or the session's last half second if it ends sooner)."""
+
+    def lost(t: float) -> float:
+        before = grams[(load_t >= t - 1.0) & (load_t < t - 0.2)]
+        after_mask = (load_t >= t + 1.5) & (load_t < t + 2.5)
+        if after_mask.sum() < 10:
+            after_mask = load_t >= max(t + 0.3, load_t[-1] - 0.5) if len(load_t) else after_mask
+        after = grams[after_mask]
+        if len(before) == 0 or len(after) == 0:
+            return OFF_TRAY_G  # cannot tell: count it
+        return float(np.median(before) - np.median(after))
+
+    return lost
 
 
 def not_the_pulled_block(truth: list[dict]) -> list[dict]:
@@ -182,7 +200,13 @@ def find_sessions(root: str | Path) -> list[Path]:
     root = Path(root)
     if (root / "session.json").is_file():
         return [root]
-    return sorted(p.parent for p in root.rglob("session.json") if (p.parent / "truth.jsonl").is_file())
+    import os
+
+    found = []
+    for dirpath, _dirs, files in os.walk(root, followlinks=True):  # sets may be gathered with symlinks
+        if "session.json" in files and "truth.jsonl" in files:
+            found.append(Path(dirpath))
+    return sorted(found)
 
 
 def bench(sessions: list[Path], cfg: DetectorConfig) -> tuple[dict[str, KindScore], int]:
@@ -192,7 +216,7 @@ def bench(sessions: list[Path], cfg: DetectorConfig) -> tuple[dict[str, KindScor
         s = Session(folder)
         events = run_detectors(s, cfg)
         st = s.streams()
-        score(events, s.truth(), scores, folder.name, impact_finder(st.imu_t, st.accel))
+        score(events, s.truth(), scores, folder.name, impact_finder(st.imu_t, st.accel), weight_loss_finder(st.load_t, st.grams))
         if len(st.load_t):
             seconds += float(st.load_t[-1] - st.load_t[0])
     return scores, int(seconds)
