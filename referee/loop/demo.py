@@ -66,39 +66,35 @@ class DemoResult:
         return {"winner": self.winner, "loser": self.loser, "turns": self.turns, "match": self.match}
 
 
-class VisionReader:
-    """Adapts the vision pipeline to the loop's TopReader protocol."""
-
-    def __init__(self, pipeline):
-        from vision.reader import read_frame
-
-        self.pipeline = pipeline
-        self._read = read_frame
-        self.last = None
-
-    def read(self, image, t, seq, z_hint_mm=None):
-        result = self._read(self.pipeline, image, t, seq)
-        self.last = result
-        return result.reading
-
-
 def vision_calibration(opts: DemoOptions, echo) -> str:
     """The twin table's vision calibration: made once from a twin kit, then kept."""
     if opts.vision_dir:
         return opts.vision_dir
     from platformdirs import user_cache_dir
 
-    folder = Path(user_cache_dir("stacko-referee")) / "twin-vision-v1"
+    folder = Path(user_cache_dir("stacko-referee")) / f"twin-vision-{vision_code_version()}"
     if (folder / "config.json").exists():
         return str(folder)
     echo("First run: calibrating the camera on the twin (a kit of labelled frames, about a minute)...")
     from hardware.sim.kit import write_kit
     from vision.calibrate import calibrate_kit
 
-    kit = folder.parent / "twin-kit-v1"
-    write_kit(kit, 48, 12345)
+    kit = folder.parent / f"{folder.name}-kit"
+    write_kit(kit, 60, 12345)
     calibrate_kit(kit, folder, log=lambda *a: None)
     return str(folder)
+
+
+def vision_code_version() -> str:
+    """A short hash of the vision code and its default config: a cached calibration made by other
+    code is never used (its features would not match)."""
+    import hashlib
+
+    root = Path(__file__).resolve().parents[2] / "vision"
+    h = hashlib.sha256()
+    for f in sorted(root.glob("*.py")) + sorted(root.glob("*.json")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def run_demo(opts: DemoOptions) -> DemoResult:
@@ -111,6 +107,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     from hardware.sim.twin import Twin
     from referee.engine import Round
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
+    from referee.loop.perception import MapGuidedReader
     from referee.loop.session import RefereeSession
     from referee.loop.table_loop import TableLoop
     from referee.tower import random_tower
@@ -123,7 +120,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     rng = random.Random(opts.seed)
     names = list(NAMES[: opts.players])
     tower = random_tower(rng)
-    reader = VisionReader(load_pipeline(vision_calibration(opts, echo)))
+    reader = MapGuidedReader(load_pipeline(vision_calibration(opts, echo)))
     store = MatchStore(opts.log) if opts.log else MatchStore()
     hub = TableHub()
     server = _serve(hub, store, opts, echo) if opts.serve else None

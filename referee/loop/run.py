@@ -42,7 +42,8 @@ def run_table(opts: RunOptions, echo=print) -> int:
     from hardware.detectors.fusion import SensorDetectors
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
     from referee.loop.build import BuildReader
-    from referee.loop.demo import VisionReader, _defaults, _frame_to_page, _serve
+    from referee.loop.demo import _defaults, _frame_to_page, _serve
+    from referee.loop.perception import MapGuidedReader
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.session import RefereeSession
     from referee.loop.table_loop import TableLoop
@@ -58,7 +59,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
         return 2
     vision_dir = Path(opts.vision_dir) if opts.vision_dir else default_dir() / "vision"
     try:
-        reader = VisionReader(load_pipeline(vision_dir))
+        reader = MapGuidedReader(load_pipeline(vision_dir))
     except CalibrationMissing as exc:
         echo(f"The camera is not calibrated: {exc}")
         return 2
