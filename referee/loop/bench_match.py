@@ -8,7 +8,6 @@ the referee's announcement (median, p95). Long runs: this is a benchmark, not a 
 from __future__ import annotations
 
 import json
-import statistics
 import tempfile
 from pathlib import Path
 
