@@ -24,7 +24,7 @@ from vision.hands import find_hands
 from vision.kit import Kit, KitError, load_kit
 from vision.models import train_linear
 from vision.background import learn_background
-from vision.reader import Pipeline, default_config, merge, top_height
+from vision.reader import Pipeline, default_config, merge, read_frame, top_height
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
 MIN_IMAGES = 6
@@ -47,6 +47,10 @@ def _color_of(block) -> str:
     return "wild" if block.color is None else block.color.value
 
 
+def _glyph_option(o) -> dict:
+    return {"crop_x": float(o[0]), "crop_y": float(o[1]), "width": int(o[2]), "height": int(o[3])}
+
+
 def jitter_patch(patch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A block a few mm / degrees off its slot, as the camera will also see it."""
     h, w = patch.shape[:2]
@@ -66,8 +70,8 @@ def glyph_training_set(cfg: dict, patches, rng) -> tuple[list, list]:
     return X, Y
 
 
-def choose_glyph_crop(cfg: dict, patches, rng, log) -> tuple[float, float]:
-    """The glyph crop that cross-validates best across images (each renderer or print differs)."""
+def choose_glyph_crop(cfg: dict, patches, rng, log) -> tuple:
+    """The glyph crop and feature size that cross-validate best across images (each print differs)."""
     options = [tuple(o) for o in cfg["calibration"]["glyph_crops"]]
     names = sorted({n for _, _, n in patches})
     if len(names) < 6 or len(options) == 1 or len({g for _, g, _ in patches}) < 2:
@@ -75,7 +79,7 @@ def choose_glyph_crop(cfg: dict, patches, rng, log) -> tuple[float, float]:
     folds = {n: i % 3 for i, n in enumerate(rng.permutation(names))}
     best = None
     for crop in options:
-        c = merge(cfg, {"glyph": {"crop_x": crop[0], "crop_y": crop[1]}, "calibration": {"glyph_augment": 1}})
+        c = merge(cfg, {"glyph": _glyph_option(crop), "calibration": {"glyph_augment": 1}})
         right = total = 0
         for k in range(3):
             train = [t for t in patches if folds[t[2]] != k]
@@ -93,6 +97,63 @@ def choose_glyph_crop(cfg: dict, patches, rng, log) -> tuple[float, float]:
             best = (acc, crop)
     log(f"glyph crop {best[1]} chosen ({best[0]:.3f} cross-validated across images)")
     return best[1]
+
+
+def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dict, dict]:
+    """Features with jitter from every labelled image, then the four classifiers."""
+    cfg = json.loads(json.dumps(cfg))
+    pipe = Pipeline(cfg, kit.tray, {}, bg)
+    for p in prepared:
+        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
+
+    # 3. features with jitter, then the four classifiers
+    X = {"orientation": [], "occupancy": [], "color": [], "glyph": []}
+    glyph_patches: list[tuple[np.ndarray, str, str]] = []
+    Y = {k: [] for k in X}
+    jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
+    n_gain = int(cfg["calibration"]["gain_jitter_samples"])
+    gsig = float(cfg["calibration"]["gain_jitter"])
+    for p in prepared:
+        lab = kit.labels[p.name]
+        base_gains = tl.color_gains(cfg, p.tray_bgr)
+        for dz in jit_z:
+            z = max(kit.tray.block_mm[2], p.z + dz)
+            face = tl.face_image(cfg, kit.tray, p.reg, p.img, z)
+            for k in range(4):
+                rot = np.ascontiguousarray(np.rot90(face, k))
+                o = lab.orientation if k % 2 == 0 else ("y" if lab.orientation == "x" else "x")
+                X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
+                Y["orientation"].append(o)
+            patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
+            for s, patch in enumerate(patches):
+                block = lab.slots[s]
+                for _ in range(n_gain):
+                    gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
+                    cf = tl.color_features(patch, gains)
+                    X["occupancy"].append(tl.occupancy_features_patch(cfg, patch, gains, cf))
+                    Y["occupancy"].append("empty" if block is None else "block")
+                    if block is not None:
+                        X["color"].append(cf)
+                        Y["color"].append(_color_of(block))
+                if block is not None:
+                    glyph_patches.append((patch, _glyph_of(block), p.name))
+    crop = choose_glyph_crop(cfg, glyph_patches, rng, log)
+    cfg["glyph"].update(_glyph_option(crop))
+    X["glyph"], Y["glyph"] = glyph_training_set(cfg, glyph_patches, rng)
+    report: dict = {}
+    models = {}
+    C = cfg["calibration"]["C"]
+    for name in ("orientation", "occupancy", "color", "glyph"):
+        counts = Counter(Y[name])
+        if len(counts) < 2:
+            log(f"warning: the kit shows only {sorted(counts) or 'no'} for {name}; that model is left out")
+            continue
+        model = train_linear(np.array(X[name]), Y[name], C=float(C[name]))
+        models[name] = model
+        acc = float(np.mean(np.array(model.classes)[np.argmax(model.proba(np.array(X[name])), axis=1)] == np.array(Y[name])))
+        report[name] = {"samples": len(Y[name]), "classes": dict(counts), "train_accuracy": round(acc, 4)}
+        log(f"{name}: {len(Y[name])} samples, classes {dict(sorted(counts.items()))}, training accuracy {acc:.3f}")
+    return models, report, cfg
 
 
 def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 0) -> dict:
@@ -143,61 +204,46 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     bg = learn_background(kit.tray, [(p.img, p.reg, tl.color_gains(cfg, p.tray_bgr)) for p in prepared],
                           float(cfg["calibration"]["tray_model_px_per_mm"]))
     bg.save(outdir / "tray_model.npz")
-    pipe = Pipeline(cfg, kit.tray, {}, bg)
-    for p in prepared:
-        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
-
-    # 3. features with jitter, then the four classifiers
-    X = {"orientation": [], "occupancy": [], "color": [], "glyph": []}
-    glyph_patches: list[tuple[np.ndarray, str, str]] = []
-    Y = {k: [] for k in X}
-    jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
-    n_gain = int(cfg["calibration"]["gain_jitter_samples"])
-    gsig = float(cfg["calibration"]["gain_jitter"])
-    for p in prepared:
-        lab = kit.labels[p.name]
-        base_gains = tl.color_gains(cfg, p.tray_bgr)
-        for dz in jit_z:
-            z = max(kit.tray.block_mm[2], p.z + dz)
-            face = tl.face_image(cfg, kit.tray, p.reg, p.img, z)
-            for k in range(4):
-                rot = np.ascontiguousarray(np.rot90(face, k))
-                o = lab.orientation if k % 2 == 0 else ("y" if lab.orientation == "x" else "x")
-                X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
-                Y["orientation"].append(o)
-            patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
-            for s, patch in enumerate(patches):
-                block = lab.slots[s]
-                for _ in range(n_gain):
-                    gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
-                    cf = tl.color_features(patch, gains)
-                    X["occupancy"].append(tl.occupancy_features_patch(cfg, patch, gains, cf))
-                    Y["occupancy"].append("empty" if block is None else "block")
-                    if block is not None:
-                        X["color"].append(cf)
-                        Y["color"].append(_color_of(block))
-                if block is not None:
-                    glyph_patches.append((patch, _glyph_of(block), p.name))
-    crop = choose_glyph_crop(cfg, glyph_patches, rng, log)
-    cfg["glyph"]["crop_x"], cfg["glyph"]["crop_y"] = crop
-    X["glyph"], Y["glyph"] = glyph_training_set(cfg, glyph_patches, rng)
     report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped, "focal_px": focal, "models": {}}
-    C = cfg["calibration"]["C"]
+    # The top's height: silhouette rays (good with a near camera) or the square outline's edge fit
+    # (good with a far one). Train with each and keep the one that reads the kit better.
+    best = None
+    order = list(np.random.default_rng(seed).permutation(len(prepared)))
+    halves = [[prepared[i] for i in order[::2]], [prepared[i] for i in order[1::2]]]
+    for variant in cfg["calibration"]["height_variants"]:
+        vcfg = merge(cfg, {"top": variant["top"], "align": variant["align"]})
+        right = total = 0
+        for k in (0, 1):  # two-fold: train on one half of the kit, read the other
+            models, _, fcfg = _train(vcfg, kit, halves[k], bg, np.random.default_rng(seed), lambda m: None)
+            pipe = Pipeline(fcfg, kit.tray, models, bg)
+            for p in halves[1 - k]:
+                try:
+                    r = read_frame(pipe, p.img).reading
+                except (TrayNotFound, ValueError):
+                    continue
+                lab = kit.labels[p.name]
+                right += sum(a == (b.name if b else None) for a, b in zip(r.names, lab.slots)) + 3 * (r.orientation == lab.orientation)
+                total += 6
+        acc = right / max(1, total)
+        log(f"height by {variant['name']}: {acc:.3f} of slots and orientation read right on held-out kit images")
+        if best is None or acc > best[0]:
+            best = (acc, variant, vcfg)
+    _, variant, vcfg = best
+    models, mreport, vcfg = _train(vcfg, kit, prepared, bg, np.random.default_rng(seed), log)
+    best = (best[0], variant["name"], models, mreport, vcfg)
+    _, method, models, mreport, cfg = best
+    report["height_method"] = method
+    report["models"] = mreport
     for name in ("orientation", "occupancy", "color", "glyph"):
-        counts = Counter(Y[name])
         path = outdir / f"{name}.npz"
-        if len(counts) < 2:
-            log(f"warning: the kit shows only {sorted(counts) or 'no'} for {name}; that model is left out")
-            if path.exists():
-                path.unlink()
-            continue
-        model = train_linear(np.array(X[name]), Y[name], C=float(C[name]))
-        model.save(path)
-        acc = float(np.mean(np.array(model.classes)[np.argmax(model.proba(np.array(X[name])), axis=1)] == np.array(Y[name])))
-        report["models"][name] = {"samples": len(Y[name]), "classes": dict(counts), "train_accuracy": round(acc, 4)}
-        log(f"{name}: {len(Y[name])} samples, classes {dict(sorted(counts.items()))}, training accuracy {acc:.3f}")
+        if name in models:
+            models[name].save(path)
+        elif path.exists():
+            path.unlink()
+    for p in prepared:
+        p.z = top_height(Pipeline(cfg, kit.tray, models, bg), p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
     for c in ("red", "yellow", "green", "blue"):
-        if c not in Counter(Y["color"]):
+        if c not in mreport.get("color", {}).get("classes", {}):
             log(f"warning: no {c} block is labelled in the kit, so {c} cannot be recognised")
 
     # 4. hand thresholds: small grid search on the kit's hand counts
@@ -221,7 +267,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
 
     # 5. write the folder
     (outdir / "tray.json").write_text(json.dumps(kit.tray.to_json(), indent=1) + "\n", encoding="utf-8")
-    over = {k: cfg[k] for k in ("camera", "color", "hands", "glyph")}
+    over = {k: cfg[k] for k in ("camera", "color", "hands", "glyph", "top", "align")}
     over["calibrated_from"] = str(Path(kit_path))
     (outdir / "config.json").write_text(json.dumps(over, indent=1) + "\n", encoding="utf-8")
     (outdir / "report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

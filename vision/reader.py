@@ -118,7 +118,8 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
 
 
 def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> float:
-    z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains)
+    bg = p.background if p.cfg["top"].get("height_uses_tray_model", True) else None
+    z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, bg, gains)
     if p.cfg["align"]["enabled"]:
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):
