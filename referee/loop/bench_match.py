@@ -32,7 +32,7 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
         r = run_demo(opts)
         agree = sum(c.agree for c in r.checks)
         rows.append({"seed": seed + i, "turns": len(r.checks), "agree": agree, "questions": r.questions,
-                     "missed_turns": r.missed_turns, "refused": r.refused, "build_errors": r.build_errors,
+                     "missed_turns": r.missed_turns, "desynced_turns": r.desynced_turns, "refused": r.refused, "build_errors": r.build_errors,
                      "winner": r.winner, "loser": r.loser, "sim_s": round(r.sim_s, 1), "wall_s": round(r.wall_s, 1)})
         latencies += r.release_latency_s
         print(json.dumps(rows[-1]), flush=True)
@@ -43,6 +43,7 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
         "turn_agreement": round(sum(r["agree"] for r in rows) / turns, 4) if turns else None,
         "questions": sum(r["questions"] for r in rows),
         "missed_turns": sum(r["missed_turns"] for r in rows),
+        "desynced_turns": sum(r["desynced_turns"] for r in rows),
         "release_to_announce_s": {"median": _pct(latencies, 0.5), "p95": _pct(latencies, 0.95), "n": len(latencies)},
         "sim_s_per_wall_s": round(sum(r["sim_s"] for r in rows) / max(1e-9, sum(r["wall_s"] for r in rows)), 3),
     }

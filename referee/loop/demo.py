@@ -54,6 +54,7 @@ class DemoResult:
     checks: list[TurnCheck] = field(default_factory=list)
     questions: int = 0
     missed_turns: int = 0
+    desynced_turns: int = 0  # the referee's map differed from the table's and could not be told right
     refused: int = 0
     latencies_s: list[float] = field(default_factory=list)
     sim_s: float = 0.0
@@ -138,14 +139,11 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     by_name = {p.name: p for p in players}
     truth_turns: list[dict] = []
 
+    turn_truth = {"from": 0}
+
     def answer(question):
         """A player at the table answers the referee's question (from what really happened)."""
-        last = [e for e in twin.truth if e["type"] in ("pull", "place")][-2:]
-        if len(last) == 2 and last[0]["type"] == "pull" and last[1]["type"] == "place":
-            p, q = last
-            return [{"event": "pull", "level": p["level"], "slot": p["slot"], "player": names[p["seat"]], "block": p["block"]},
-                    {"event": "place", "level": q["level"], "slot": q["slot"]}]
-        return None
+        return missing_events(session.round, twin.truth[turn_truth["from"]:], names)
 
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
@@ -167,6 +165,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     session.start_round(read_rows)
     turns_started = 0
     missed = 0
+    desynced = 0
     while not session.over and turns_started < opts.max_turns:
         rnd: Round = session.round
         if twin.collapsed:
@@ -187,26 +186,30 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         if choice is None:
             break
         turns_started += 1
-        n_truth = len(twin.truth)
+        n_truth = turn_truth["from"] = len(twin.truth)
         twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands,
                   style=player.skill.style, on_step=on_step)
         if twin.in_hand is None or twin.collapsed:
             continue
         level, slot = physical_place(twin.tower_map(), player)
-        accepted = session.stats.accepted
         twin.place(level, slot, seat=player.seat, on_step=on_step)
         # The players wait for the referee's call before the next turn, as at a real table.
         waited = 0.0
-        while session.stats.accepted < accepted + 2 and waited < opts.referee_patience_s and not session.over:
+        while not referee_caught_up(session.round, twin) and waited < opts.referee_patience_s:
             twin.step(0.2, on_step)
             waited += 0.2
         truth_turns.append({"pull": choice, "events": twin.truth[n_truth:]})
-        if session.stats.accepted < accepted + 2 and not session.over:
+        if not referee_caught_up(session.round, twin):
             missed += 1
-            echo(f"The referee did not call {who}'s turn: {who} tells it on the page.")
-            for event in answer(None) or []:
-                session.submit(event, {"source": "player report: the referee missed this turn"})
             fuser.reset()
+            report = missing_events(session.round, twin.truth[n_truth:], names)
+            if report is None:
+                echo(f"The referee's map differs from the table after {who}'s turn.")
+                desynced += 1
+            else:
+                echo(f"The referee did not call {who}'s turn: {who} tells it on the page.")
+                for event in report:
+                    session.submit(event, {"source": "player report: the referee missed this turn"})
     if not session.over:
         echo("The match stopped before the round ended.")
     session.finish_match()
@@ -219,6 +222,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         match=session.match_id,
         questions=len(loop.stats.questions) + build_asked,
         missed_turns=missed,
+        desynced_turns=desynced,
         refused=len(loop.stats.refused),
         latencies_s=list(session.stats.announce_latency_s),
         sim_s=twin.t,
@@ -298,6 +302,39 @@ def _frame_to_page(session):
                 session.frame_jpeg = jpg.tobytes()
 
     return on_frame
+
+
+def referee_caught_up(rnd, twin) -> bool:
+    """The referee's map shows the table as it is (or the round is over, or a color is awaited)."""
+    if rnd.over or twin.collapsed:
+        return True
+    return rnd.hand is None and rnd.tower.names() == _trimmed(twin.tower_map())
+
+
+def _trimmed(rows):
+    rows = [list(r) for r in rows]
+    while rows and all(b is None for b in rows[-1]):
+        rows.pop()
+    return rows
+
+
+def missing_events(rnd, truth: list[dict], names: list[str]) -> list[dict] | None:
+    """What a player tells the referee about a turn it did not see, given what it did register."""
+    pull = next((e for e in truth if e["type"] == "pull"), None)
+    place = next((e for e in truth if e["type"] == "place"), None)
+    if pull is None or place is None:
+        return None
+    place_ev = {"event": "place", "level": place["level"], "slot": place["slot"]}
+    hand = rnd.hand
+    if hand is not None:
+        if (hand.level, hand.slot, hand.block.name) == (pull["level"], pull["slot"], pull["block"]):
+            return [place_ev]
+        return None
+    level, slot = pull["level"], pull["slot"]
+    if level > rnd.tower.top_level or rnd.tower.at(level, slot) is None:
+        return None  # the referee already took that block (or another) out: its map differs
+    return [{"event": "pull", "level": pull["level"], "slot": pull["slot"], "player": names[pull["seat"]],
+             "block": pull["block"]}, place_ev]
 
 
 def physical_place(tower_map: list[list[str | None]], player) -> tuple[int, int]:

@@ -274,6 +274,12 @@ def placed_slot(tower: Tower, reading: TopLevelReading) -> tuple[int, int] | Non
     occupied = [i for i, s in enumerate(reading.slots) if s.occupied]
     if reading.orientation == Tower.orientation(top):
         have = tower.level(top)
+        known = [i for i in range(3) if have[i] is not None]
+        if any(not reading.slots[i].occupied for i in known):
+            return None  # the camera misses a block the map knows is there: not a reading to act on
+        same = sum(reading.slots[i].block == have[i] for i in known)
+        if known and same * 2 < len(known):
+            return None  # most known blocks read as something else: a misread frame
         new = [i for i in occupied if have[i] is None]
         return (top, new[0]) if len(new) == 1 else None
     if len(occupied) == 1:
