@@ -41,6 +41,8 @@ class FusionConfig:
     ask_below: float = 0.25          # ... and asked about when even the map cannot settle it
     two_hands_frames: int = 2        # frames showing two of the puller's hands to call "Uno!"
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
+    vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
+    impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
 
     @classmethod
     def from_file(cls, path: str | Path) -> "FusionConfig":
@@ -134,6 +136,9 @@ class Fuser:
         self.recent: list[TopLevelReading] = []  # frames of the last pull window
         self.pull: _Pull | None = None
         self.questions_asked = 0
+        self.vanished = 0
+        self.last_impact_t: float | None = None
+        self.collapsed = False
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
@@ -143,6 +148,13 @@ class Fuser:
         while self.recent and self.recent[0].t < horizon:
             self.recent.pop(0)
         settled = self.pull is not None and self.pull.place_t is not None
+        if not any(s.occupied for s in reading.slots):
+            self.vanished += 1
+            out = self._collapse_seen(reading, rnd)
+            if out:
+                return out
+        else:
+            self.vanished = 0
         if reading.hands and not settled:
             pull = self.pull or self._start(None)
             seats = [self.seating.seat_of(h) for h in reading.hands]
@@ -179,8 +191,10 @@ class Fuser:
         return []
 
     def reset(self) -> None:
-        """Forget the pull in progress (the table told the referee what happened)."""
+        """Forget the pull in progress (the table told the referee what happened, or a new round)."""
         self.pull = None
+        self.vanished = 0
+        self.collapsed = False
 
     def _start(self, lift_t: float | None) -> _Pull:
         self.pull = _Pull(lift_t, Counter())
@@ -190,8 +204,25 @@ class Fuser:
         seat = self._puller(pull)
         return rnd.players[seat] if seat is not None else rnd.turn
 
+    def _collapse_seen(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
+        """The top of the tower is gone from where the map has it, after an impact: a collapse."""
+        c = self.config
+        if self.collapsed or self.vanished < c.vanish_frames:
+            return []
+        recent = self.last_impact_t is not None and reading.t - self.last_impact_t <= c.impact_window_s
+        if not recent and self.vanished < 2 * c.vanish_frames:
+            return []
+        event = SensorEvent(SensorEventKind.COLLAPSE, reading.t, 0.8,
+                            {"camera_frames_without_top": float(self.vanished),
+                             "since_impact_s": round(reading.t - self.last_impact_t, 3) if recent else -1.0})
+        return self._collapse(event, rnd)
+
     def on_sensor(self, event: SensorEvent, rnd: Round) -> list[Output]:
         kind = event.kind
+        if kind in (SensorEventKind.KNOCK, SensorEventKind.TOUCH, SensorEventKind.COLLAPSE):
+            self.last_impact_t = event.t
+        if self.collapsed:
+            return []
         if kind is SensorEventKind.LIFT and rnd.hand is None:
             pull = self.pull or self._start(event.t)
             pull.lift_t = event.t
@@ -232,6 +263,7 @@ class Fuser:
                                   {"t": event.t, "seat": seat, "why": "hand on the tower as it fell"}))
         out.append(FusedEvent({"event": "collapse"}, evidence, released_at=event.t))
         self.pull = None
+        self.collapsed = True
         return out
 
     def _try_place(self, pull: _Pull, reading: TopLevelReading, rnd: Round) -> list[Output]:

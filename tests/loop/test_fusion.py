@@ -117,3 +117,22 @@ def test_fusion_settings_are_validated():
     with pytest.raises(FusionConfigError):
         FusionConfig.from_dict({"warp": 1})
     assert FusionConfig.from_dict({"settle_frames": 3}).settle_frames == 3
+
+
+def test_the_top_vanishing_after_an_impact_is_a_collapse():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    f.on_sensor(SensorEvent(SensorEventKind.KNOCK, 1.0), rnd)
+    empty = [None, None, None]
+    out = feed(f, rnd, [top(empty, "y", 1.1 + i / 10) for i in range(3)])
+    assert [o.event["event"] for o in out] == ["collapse"]
+    assert feed(f, rnd, [top(empty, "y", 2.0)]) == []  # said once
+
+
+def test_a_top_hidden_for_a_moment_without_an_impact_is_no_collapse():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    empty = [None, None, None]
+    out = feed(f, rnd, [top(empty, "y", 1.1 + i / 10) for i in range(4)])
+    out += feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 1.6)])
+    assert out == []
