@@ -116,6 +116,7 @@ class PiRig:
         self.clock = RealClock()
         self.cfg = load_device_config()
         self._bus = None
+        self._camera: _FrameImages | None = None
 
     def _i2c(self):
         if self._bus is None:
@@ -151,12 +152,15 @@ class PiRig:
         return LoadCellHandle("nau7802", adc.start, adc.stop, NAU7802Counts(adc, self.clock))
 
     def camera(self) -> Camera:
-        from hardware.camera import CameraSettings, PiCamera, UsbCamera
+        """Opened once and kept: the camera can only be opened by one user at a time."""
+        if self._camera is None:
+            from hardware.camera import CameraSettings, PiCamera, UsbCamera
 
-        c = self.cfg["camera"]
-        settings = CameraSettings(tuple(c["size"]), tuple(c["lores"]) if c.get("lores") else None, float(c["fps"]))
-        cam = UsbCamera(self.clock, c.get("usb_index", 0), settings) if c["kind"] == "usb" else PiCamera(self.clock, settings)
-        return _FrameImages(cam)
+            c = self.cfg["camera"]
+            settings = CameraSettings(tuple(c["size"]), tuple(c["lores"]) if c.get("lores") else None, float(c["fps"]))
+            cam = UsbCamera(self.clock, c.get("usb_index", 0), settings) if c["kind"] == "usb" else PiCamera(self.clock, settings)
+            self._camera = _FrameImages(cam)
+        return self._camera
 
     def buttons(self) -> Buttons:
         from hardware.buttons import ButtonConfig, Buttons
@@ -173,6 +177,8 @@ class PiRig:
         """On the Pi a person does it; nothing to simulate."""
 
     def close(self) -> None:
+        if self._camera is not None:
+            self._camera.close()
         if self._bus is not None:
             self._bus.close()
 
@@ -186,6 +192,11 @@ class _FrameImages:
     def read(self) -> np.ndarray:
         frame = self.cam.read()
         return getattr(frame, "image", frame)
+
+    def close(self) -> None:
+        close = getattr(self.cam, "close", None)
+        if close:
+            close()
 
 
 # ---------------------------------------------------------------- the twin
