@@ -185,6 +185,7 @@ def calibrate_imu(reader: ImuReader, guide: Guide, limits: Mapping[str, Any], sa
     lim = limits["imu"]
     seconds = float(lim["quiet_seconds"])
     guide.do(Action("keep_still", f"Keep hands off the table and the tray for {seconds:g} seconds (the tower may stand on it)."))
+    reader.samples(float(lim["settle_seconds"]))  # the table stops ringing from the key press first
     accel, gyro = reader.samples(seconds)
     mean = accel.mean(axis=0)
     noise = float(np.sqrt(np.mean(np.sum((accel - mean) ** 2, axis=1))))
