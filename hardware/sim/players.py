@@ -90,15 +90,17 @@ class SimPlayer:
             scored.append((score, i))
         return options[max(scored)[1]]
 
-    def choose_pull(self, rnd, feel: Callable[[int, int], float] | None = None) -> PullChoice | None:
+    def choose_pull(self, rnd, feel: Callable[[int, int], float] | None = None,
+                    avoid: set[tuple[int, int]] | frozenset = frozenset()) -> PullChoice | None:
         """The block this player pulls now (None if nothing can be pulled at all).
 
         `feel(level, slot)` is how tight a block is (the twin's load on it, in newtons): like a real
-        player tapping blocks, a careful one prefers loose blocks among those the call allows."""
+        player tapping blocks, a careful one prefers loose blocks among those the call allows.
+        `avoid`: blocks already tried this turn (the player gave up on them)."""
         self.feel = feel
         tower = rnd.tower
-        legal = [(o.level, o.slot, o.block.name) for o in rnd.legal_pulls()]
-        available = [(o.level, o.slot, o.block.name) for o in rnd.available()]
+        legal = [(o.level, o.slot, o.block.name) for o in rnd.legal_pulls() if (o.level, o.slot) not in avoid]
+        available = [(o.level, o.slot, o.block.name) for o in rnd.available() if (o.level, o.slot) not in avoid]
         two = self.rng.random() < self.skill.two_hand_rate
         roll = self.rng.random()
         if roll < self.skill.forbidden_level_rate:

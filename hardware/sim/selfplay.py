@@ -37,6 +37,7 @@ def play_round(
     max_pulls: int = 200,
     push_at_end: bool = False,
     on_step: Callable[[Twin], None] | None = None,
+    max_tries: int = 0,  # >0: a player may give up on a block whose level above follows it (see Twin.pull)
 ) -> RoundResult:
     """Play until the round is over, the tower falls, or `max_pulls` (then optionally shove it)."""
     rng = random.Random(seed)
@@ -94,12 +95,29 @@ def play_round(
                     twin.knock(other.seat, strength=other.rng.uniform(0.4, 1.5), on_step=on_step)
             if collapsed():
                 break
-            choice = player.choose_pull(rnd, feel=twin.block_load)
+            tried: set[tuple[int, int]] = set()
+            while True:  # a player who feels the tower follow the block stops and tries another
+                choice = player.choose_pull(rnd, feel=twin.block_load, avoid=tried)
+                if choice is None and tried:  # every block was tried: back to one of them, for good
+                    choice = player.choose_pull(rnd, feel=twin.block_load)
+                if choice is None:
+                    break
+                n_truth = len(twin.truth)
+                may_give_up = len(tried) < max_tries and (choice.level, choice.slot) not in tried
+                twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands, style=player.skill.style,
+                          on_step=on_step, give_up=may_give_up)
+                if not twin.gave_up:
+                    break
+                tried.add((choice.level, choice.slot))
+                apply({"event": "touch", "player": who})
+                if collapsed():
+                    break
             if choice is None:
                 result.ended_by = "no_block"
                 break
-            n_truth = len(twin.truth)
-            twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands, style=player.skill.style, on_step=on_step)
+            if twin.collapsed and twin.in_hand is None:
+                collapsed()
+                break
             result.pulls += 1
             if any(e["type"] == "two_hands" for e in twin.truth[n_truth:]):
                 apply({"event": "two_hands", "player": who})

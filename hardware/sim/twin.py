@@ -48,6 +48,11 @@ class PullStyle:
     def wobble(self) -> float:
         return (1.0 - self.care) * 0.9
 
+    @property
+    def give_up_drag_m(self) -> float:
+        """How far the level above may follow the block before a player who may give up stops."""
+        return 0.004 + (1.0 - self.care) * 0.012
+
 
 class Twin:
     """A simulated table: tower, tray sensors, hands, cameras. Close it to free the renderer."""
@@ -85,6 +90,7 @@ class Twin:
         self.in_hand: SimBlock | None = None
         self._placing: SimBlock | None = None
         self._stepping = False
+        self.gave_up = False
         self.collapse_time: float | None = None
         self.fallen: list[str] = []
         self._actions: list[Action] = []
@@ -263,24 +269,28 @@ class Twin:
         return (max(zs) if zs else self.config.tray_top_z) + self.config.block_half[2]
 
     # --- actions ----------------------------------------------------------------------------------
-    def start_pull(self, seat: int, level: int, slot: int, two_hands: bool = False, style: PullStyle | None = None) -> None:
+    def start_pull(self, seat: int, level: int, slot: int, two_hands: bool = False, style: PullStyle | None = None,
+                   give_up: bool = False) -> None:
         b = self.world.block_at(level, slot)
         if b is None:
             raise ValueError(f"there is no block at level {level}, slot {slot}")
         if self.in_hand is not None:
             raise ValueError("a block is already in hand: place it first")
-        self._actions.append(self._pull(b, seat, two_hands, style or PullStyle()))
+        self.gave_up = False
+        self._actions.append(self._pull(b, seat, two_hands, style or PullStyle(), give_up))
 
     def pull(self, seat: int, level: int, slot: int, two_hands: bool = False, style: PullStyle | None = None,
-             on_step: Callable[["Twin"], None] | None = None) -> dict | None:
+             on_step: Callable[["Twin"], None] | None = None, give_up: bool = False) -> dict | None:
         """Push/pinch the block at (level, slot) out towards `seat` and lift it into the hand.
-        Returns the truth `pull` event (None if the tower fell before the block came out)."""
+        Returns the truth `pull` event (None if the tower fell before the block came out, or if
+        `give_up` and the level above started to follow the block: then `twin.gave_up` is True, the
+        block stays where it is, a little pushed in, and the truth has a `touch` with "gave_up")."""
         n = len(self.truth)
-        self.start_pull(seat, level, slot, two_hands, style)
+        self.start_pull(seat, level, slot, two_hands, style, give_up)
         self.run_until_idle(20.0, on_step)
         return next((e for e in self.truth[n:] if e["type"] == "pull"), None)
 
-    def _pull(self, b: SimBlock, seat: int, two_hands: bool, style: PullStyle) -> Action:
+    def _pull(self, b: SimBlock, seat: int, two_hands: bool, style: PullStyle, give_up: bool = False) -> Action:
         d, hx = self.data, self.config.block_half[0]
         level, slot = b.level, b.slot
         R = d.xmat[b.body_id].reshape(3, 3)
@@ -292,6 +302,7 @@ class Twin:
         side = np.array([-direction[1], direction[0], 0.0])
         start = d.xpos[b.body_id].copy()
         t_start = self.t
+        self._loosen(b)
         angle = math.atan2(direction[1], direction[0])  # the hand reaches in along the block's axis
         # reach: the hand comes in from the seat to the block's near end
         for i in range(self._steps_for(0.3)):
@@ -307,7 +318,10 @@ class Twin:
             pos, quat = reach_pose(tip, other)
             self.hands.set_pose(1, pos, quat)
             self._event("two_hands", seat=seat, level=level, slot=slot)
+        above = [o for o in self.world.blocks if o.level == level + 1]
+        above0 = {o.index: d.xpos[o.body_id][:2].copy() for o in above}
         force, limit, phase = 0.0, style.max_force, self.rng.uniform(0, 2 * math.pi)
+        max_drag = 0.0
         dt = self.model.opt.timestep
         n = 0
         while True:
@@ -315,6 +329,19 @@ class Twin:
             moved = float((pos - start) @ direction)
             if moved >= self.PUSH_M:
                 break
+            if above:
+                drag = max(float(np.linalg.norm(d.xpos[o.body_id][:2] - above0[o.index])) for o in above)
+                max_drag = max(max_drag, drag)
+                if give_up and drag > style.give_up_drag_m:  # the tower follows the block: stop, try another
+                    self._tighten_keep(b)
+                    self.gave_up = True
+                    self._event("touch", seat=seat, level=level, slot=slot, force_n=round(force, 3), gave_up=True)
+                    self.hands.park(0)
+                    if two_hands:
+                        self.hands.park(1)
+                    for _ in range(self._steps_for(0.5)):
+                        yield
+                    return
             v = float(d.qvel[b.qvel_adr : b.qvel_adr + 3] @ direction)
             force += style.force_rate * dt if v < style.target_speed else -2 * style.force_rate * dt
             force = min(max(force, 0.0), limit)
@@ -342,7 +369,8 @@ class Twin:
         b.level = b.slot = None
         self._ref.pop(b.index, None)
         self.in_hand = b
-        self._event("pull", seat=seat, level=level, slot=slot, block=b.name, t_start=round(t_start, 4))
+        self._event("pull", seat=seat, level=level, slot=slot, block=b.name, t_start=round(t_start, 4),
+                    drag_mm=round(1000 * max_drag, 2))
         if two_hands:
             self.hands.park(1)
         p0 = d.xpos[b.body_id].copy()
@@ -410,8 +438,28 @@ class Twin:
     def in_hand_half(self) -> float:
         return self._placing.half_height if self._placing is not None else self.config.block_half[2]
 
+    def _friction_of(self, b: SimBlock) -> float:
+        """A loose block's contacts slide as if slick: real loose blocks carry little of the level above,
+        which MuJoCo cannot show with thinner boxes (a tower on two of three supports chatters and creeps)."""
+        mu = self.config.friction
+        return mu + (self.config.loose_friction - mu) * b.looseness
+
+    def _loosen(self, b: SimBlock) -> None:
+        self.model.geom_friction[b.geom_id][0] = self._friction_of(b)
+        self.model.geom_priority[b.geom_id] = 1  # its contacts use its friction
+
+    def _tighten_keep(self, b: SimBlock) -> None:
+        self.model.geom_friction[b.geom_id][0] = self.config.friction
+        self.model.geom_priority[b.geom_id] = 0
+
+    def _tighten(self, b: SimBlock) -> None:
+        self.model.geom_friction[b.geom_id][0] = self.config.friction
+        self.model.geom_priority[b.geom_id] = 0
+        b.looseness = 0.0  # placed on top, it is just a block
+
     def block_load(self, level: int, slot: int) -> float:
-        """Normal force (N) the block at (level, slot) takes from the blocks above: how tight it feels."""
+        """How tight the block at (level, slot) feels: the friction force (N) the blocks above hold it
+        with (their weight on it times its friction; a slick or unloaded block is loose)."""
         b = self.world.block_at(level, slot)
         if b is None:
             raise ValueError(f"there is no block at level {level}, slot {slot}")
@@ -422,7 +470,7 @@ class Twin:
             if (c.geom1 == b.geom_id and c.geom2 in above) or (c.geom2 == b.geom_id and c.geom1 in above):
                 mujoco.mj_contactForce(self.model, self.data, i, f)
                 total += abs(f[0])
-        return total
+        return total * self._friction_of(b)
 
     def _place(self, b: SimBlock, level: int, slot: int, seat: int | None) -> Action:
         d = self.data
@@ -448,6 +496,7 @@ class Twin:
             self._hand(0, seat, tip)
             yield
         self._set_block_contacts(b, True)
+        self._tighten(b)
         b.level, b.slot = level, slot
         self._event("place", seat=seat, level=level, slot=slot, block=b.name)
         for i in range(self._steps_for(0.3)):  # let go and withdraw

@@ -48,7 +48,9 @@ class WorldConfig:
     solimp: str = "0.95 0.99 0.001"
     impratio: float = 10.0
     cone: str = "elliptic"
-    height_tolerance_m: float = 0.00025  # real blocks differ in height: some carry the level above, some are loose
+    height_tolerance_m: float = 0.0  # thinner loose blocks (e.g. 0.00025) make the tower chatter and creep: off
+    loose_friction: float = 0.12  # a loose block slides out as if its friction were this (see Twin._pull)
+    loose_rate: float = 0.75  # share of levels with one loose block
     place_jitter_m: float = 0.0002  # how carefully the builder squares the blocks
     place_jitter_rad: float = 0.004
     n_hands: int = 3
@@ -108,6 +110,7 @@ class SimBlock:
     level: int | None
     slot: int | None
     half_height: float = 0.0075
+    looseness: float = 0.0  # 0 tight .. 1 loose: how easily it slides out (real blocks differ in height)
 
 
 @dataclass
@@ -155,8 +158,8 @@ def _hand_xml(config: WorldConfig) -> str:
 
 def build_xml(
     config: WorldConfig, tower: Sequence[Sequence[str | None]], rng: random.Random
-) -> tuple[str, dict[str, bytes], list[tuple[str, int, int, float]]]:
-    """MJCF text, its in-memory texture assets, and (name, level, slot, half height) per block body."""
+) -> tuple[str, dict[str, bytes], list[tuple[str, int, int, float, float]]]:
+    """MJCF text, its in-memory texture assets, and (name, level, slot, half height, looseness) per block."""
     layout = config.layout
     hx, hy, hz = config.block_half
     assets = {"tray.png": _png(tray_texture(layout))}
@@ -208,6 +211,11 @@ def build_xml(
         members = by_level[level]
         if tol > 0 and len(members) == 3 and rng.random() < 0.75:
             halves[rng.choice(members)] -= rng.uniform(0.4, 1.0) * tol / 2
+    loose: dict[int, float] = {}
+    for level in sorted(by_level):
+        members = by_level[level]
+        if len(members) == 3 and rng.random() < config.loose_rate:
+            loose[rng.choice(members)] = rng.uniform(0.5, 1.0)
     top_of: dict[int, float] = {}  # level -> height of its tallest block's top above the tray
     for (name, level, slot), h in zip(placed, halves):
         top_of[level] = max(top_of.get(level, 0.0), 2 * h)
@@ -276,7 +284,7 @@ def build_xml(
   </sensor>
 </mujoco>
 """
-    return xml, assets, [(n, lv, sl, h) for (n, lv, sl), h in zip(placed, halves)]
+    return xml, assets, [(n, lv, sl, h, loose.get(i, 0.0)) for i, ((n, lv, sl), h) in enumerate(zip(placed, halves))]
 
 
 def build_world(
@@ -293,11 +301,11 @@ def build_world(
     model = mujoco.MjModel.from_xml_string(xml, assets)
     data = mujoco.MjData(model)
     blocks = []
-    for i, (name, level, slot, half) in enumerate(placed):
+    for i, (name, level, slot, half, looseness) in enumerate(placed):
         body = model.body(f"block_{i}").id
         jnt = model.joint(f"block_{i}").id
         blocks.append(
-            SimBlock(i, name, body, model.geom(f"block_{i}").id, int(model.jnt_qposadr[jnt]), int(model.jnt_dofadr[jnt]), level, slot, half)
+            SimBlock(i, name, body, model.geom(f"block_{i}").id, int(model.jnt_qposadr[jnt]), int(model.jnt_dofadr[jnt]), level, slot, half, looseness)
         )
     joints = {}
     if config.compliant_mount:
