@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from hardware.detectors import DetectorConfigError, SensorDetectors, load_detector_config
@@ -38,7 +37,7 @@ def test_pulls_places_and_collapses_are_found_in_noisy_signals(cfg, sessions):
 
 def _feed_all(det, s):
     gyro = s.finish()
-    det.feed(s.ti, s.acc, s.tl, s.load)
+    det.feed(s.ti, s.acc, s.tl, s.load, gyro=gyro)
     det.flush()
     return [e.kind for e in det.events]
 
