@@ -225,8 +225,8 @@ def read_session(folder: Path | str) -> Session:
 
 
 def list_sessions(root: Path | str) -> list[Path]:
-    """Session folders under `root` (itself or its sub-folders)."""
+    """Session folders under `root` (itself, or any folder below it)."""
     root = Path(root)
     if (root / "session.json").exists():
         return [root]
-    return sorted(p.parent for p in root.glob("*/session.json"))
+    return sorted(p.parent for p in root.rglob("session.json"))

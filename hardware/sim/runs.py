@@ -53,14 +53,14 @@ def record_run(folder: Path, seed: int, fps: float = 2.0, max_pulls: int = 30, p
 
 
 def record_runs(out: Path, runs: int, seed: int, fps: float = 2.0, log=print) -> list[dict]:
-    """`runs` sessions in out/run-NNN; about two runs in three end with the tower falling."""
+    """`runs` sessions in out/run-NNN (10-25 pulls each); about two in three end with the tower falling."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     summaries = []
     for i in range(runs):
         run_seed = rng.randrange(1 << 30)
-        max_pulls = rng.randint(12, 40)
+        max_pulls = rng.randint(10, 25)
         push = rng.random() < 0.67
         s = record_run(out / f"run-{i + 1:03d}", run_seed, fps=fps, max_pulls=max_pulls, push_at_end=push)
         s["run"] = f"run-{i + 1:03d}"

@@ -46,7 +46,8 @@ class PullStyle:
 
     @property
     def wobble(self) -> float:
-        return (1.0 - self.care) * 0.9
+        """Side load as a fraction of the push (a finger slipping sideways)."""
+        return (1.0 - self.care) * 0.3
 
     @property
     def give_up_drag_m(self) -> float:
@@ -91,6 +92,7 @@ class Twin:
         self._placing: SimBlock | None = None
         self._stepping = False
         self.gave_up = False
+        self._pulling: SimBlock | None = None  # a flicked-out block is not a collapse: the hand catches it
         self.collapse_time: float | None = None
         self.fallen: list[str] = []
         self._actions: list[Action] = []
@@ -168,7 +170,7 @@ class Twin:
         """Blocks of the tower map that dropped or tipped over, or lie on the table (not in hand)."""
         out = []
         for b in self.world.blocks:
-            if b is self.in_hand or b.index not in self._ref:
+            if b is self.in_hand or b is self._pulling or b.index not in self._ref:
                 continue
             pos = self.data.xpos[b.body_id]
             dropped = self._ref[b.index][2] - pos[2] > self.COLLAPSE_DROP_M
@@ -303,6 +305,7 @@ class Twin:
         start = d.xpos[b.body_id].copy()
         t_start = self.t
         self._loosen(b)
+        self._pulling = b
         angle = math.atan2(direction[1], direction[0])  # the hand reaches in along the block's axis
         # reach: the hand comes in from the seat to the block's near end
         for i in range(self._steps_for(0.3)):
@@ -334,6 +337,7 @@ class Twin:
                 max_drag = max(max_drag, drag)
                 if give_up and drag > style.give_up_drag_m:  # the tower follows the block: stop, try another
                     self._tighten_keep(b)
+                    self._pulling = None
                     self.gave_up = True
                     self._event("touch", seat=seat, level=level, slot=slot, force_n=round(force, 3), gave_up=True)
                     self.hands.park(0)
@@ -350,7 +354,7 @@ class Twin:
                 limit *= 1.0 + dt  # stuck: the player pushes harder
             if n * dt > 15.0:
                 break  # give up pushing: the block is yanked out below
-            wobble = style.wobble * math.sin(2 * math.pi * 3.0 * n * dt + phase)
+            wobble = style.wobble * force * math.sin(2 * math.pi * 3.0 * n * dt + phase)  # a finger's side load
             d.xfrc_applied[b.body_id, :3] = direction * force + side * wobble
             self._hand(0, seat, pos + direction * hx, angle)
             yield
@@ -369,6 +373,7 @@ class Twin:
         b.level = b.slot = None
         self._ref.pop(b.index, None)
         self.in_hand = b
+        self._pulling = None
         self._event("pull", seat=seat, level=level, slot=slot, block=b.name, t_start=round(t_start, 4),
                     drag_mm=round(1000 * max_drag, 2))
         if two_hands:
