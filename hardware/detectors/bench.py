@@ -63,6 +63,7 @@ class KindScore:
     benign: int = 0
     latencies: list[float] = field(default_factory=list)
     timing_errors: list[float] = field(default_factory=list)
+    delays: list[float] = field(default_factory=list)  # detected_at minus the detector's own event time
     impact_latencies: list[float] = field(default_factory=list)  # collapse: from the first impact after the truth time
     misses: list[tuple[str, float]] = field(default_factory=list)        # (session, truth time)
     false_alarms: list[tuple[str, float]] = field(default_factory=list)  # (session, detection time)
@@ -82,6 +83,7 @@ class KindScore:
                 "latency_ms_median": _r(float(np.median(lat)) if len(lat) else None, 1),
                 "latency_ms_p95": _r(float(np.percentile(lat, 95)) if len(lat) else None, 1),
                 "time_error_ms_median": _r(float(np.median(err)) if len(err) else None, 1),
+                "delay_after_event_ms_median": _r(float(np.median(self.delays)) * 1000 if self.delays else None, 1),
                 **({"latency_from_impact_ms_median": _r(float(np.median(self.impact_latencies)) * 1000, 1) if self.impact_latencies else None,
                     "latency_from_impact_ms_p95": _r(float(np.percentile(self.impact_latencies, 95)) * 1000, 1) if self.impact_latencies else None}
                    if self.kind.startswith("collapse") else {}),
@@ -122,7 +124,14 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
             wanted = sorted(float(x["t"]) for x in truth if x.get("type") == "collapse" and lost(float(x["t"])) >= OFF_TRAY_G)
             dets = [e for e in dets if not any(st + lo <= e.t <= st + hi for st in single)]
         sc.truth += len(wanted)
-        pairs = sorted((abs(e.t - tt), i, j) for i, tt in enumerate(wanted) for j, e in enumerate(dets) if tt + lo <= e.t <= tt + hi)
+        # a pull may leave the tray's weight any time from the hand's arrival (t_start) to the block being out
+        starts = {float(x["t"]): float(x["t_start"]) for x in truth if x.get("type") == "pull" and "t_start" in x}
+        def window(tt: float) -> tuple[float, float]:
+            if kind == "lift" and tt in starts:
+                return min(tt + lo, starts[tt] - 0.2), tt + hi
+            return tt + lo, tt + hi
+        pairs = sorted((abs(e.t - tt), i, j) for i, tt in enumerate(wanted) for j, e in enumerate(dets)
+                       if window(tt)[0] <= e.t <= window(tt)[1])
         t_used, d_used = set(), set()
         for _, i, j in pairs:  # closest pairs first
             if i in t_used or j in d_used:
@@ -136,6 +145,7 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
                 hit = impact_after(tt)
                 sc.impact_latencies.append(float(e.evidence.get("detected_at", e.t)) - (hit if hit is not None else tt))
             sc.timing_errors.append(e.t - tt)
+            sc.delays.append(float(e.evidence.get("detected_at", e.t)) - e.t)
         sc.misses += [(label, tt) for i, tt in enumerate(wanted) if i not in t_used]
         for j, e in enumerate(dets):
             if j in d_used:
