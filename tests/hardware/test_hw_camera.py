@@ -113,3 +113,21 @@ def test_rendered_camera_asks_the_twin_for_the_clock_time():
     seen = []
     cam = RenderedCamera(lambda t: seen.append(t) or np.zeros((10, 10, 3), np.uint8), clock)
     assert cam.read().t == 2.5 and seen == [2.5]
+
+
+def test_replay_camera_plays_a_video_file_by_clock_time(tmp_path):
+    import cv2
+
+    path = tmp_path / "table.avi"
+    out = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (64, 48))
+    if not out.isOpened():
+        pytest.skip("this OpenCV build cannot write MJPG video")
+    for i in range(5):
+        out.write(np.full((48, 64, 3), 50 * i, np.uint8))
+    out.release()
+    clock = SimClock()
+    cam = ReplayCamera(path, clock)
+    assert cam.read().seq == 1
+    clock.set(0.25)
+    f = cam.read()
+    assert f.seq == 3 and f.t == pytest.approx(0.2) and abs(int(f.image.mean()) - 100) <= 4
