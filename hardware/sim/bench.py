@@ -86,3 +86,14 @@ def bench_stand(seed: int, seconds: float) -> dict:
         p1 = np.array([twin.data.xpos[b.body_id] for b in twin.world.blocks])
         return {"bench": "sim_stand", "sim_s": seconds, "wall_s": round(wall, 1), "max_move_mm": round(float(np.abs(p1 - p0).max() * 1000), 4),
                 "events": [e["type"] for e in twin.truth], "load_hum_g_rms": round(ring, 2), "stood": not twin.truth and float(np.abs(p1 - p0).max()) < 0.001}
+
+
+def bench_pushes(seed: int, towers: int, force: float = 20.0) -> dict:
+    """The issue's check: every hard-pushed tower falls (fresh towers, pushed from rotating seats)."""
+    fell = 0
+    for k in range(towers):
+        with Twin(seed=seed * 1000 + k, settle_s=0.2) as twin:
+            twin.push(force=force, seat=k % 3)
+            twin.step(1.0)
+            fell += twin.collapsed
+    return {"bench": "sim_pushes", "towers": towers, "force_n": force, "fell": fell, "all_fell": fell == towers}

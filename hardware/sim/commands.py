@@ -38,12 +38,14 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from hardware.sim.bench import bench_physics, bench_render, bench_stand
+    from hardware.sim.bench import bench_physics, bench_pushes, bench_render, bench_stand
 
     print(json.dumps(bench_physics(args.seed, args.still, args.turns)), flush=True)
     print(json.dumps(bench_render(args.seed, args.frames)), flush=True)
     if args.stand > 0:
         print(json.dumps(bench_stand(args.seed, args.stand)), flush=True)
+    if args.pushes > 0:
+        print(json.dumps(bench_pushes(args.seed, args.pushes)), flush=True)
     return 0
 
 
@@ -65,3 +67,4 @@ def register(groups) -> None:
     p.add_argument("--turns", type=int, default=3, help="pull-and-place turns to time")
     p.add_argument("--frames", type=int, default=10, help="frames per render measurement")
     p.add_argument("--stand", type=float, default=0.0, help="also check an untouched tower stands this long (60 for the issue's check)")
+    p.add_argument("--pushes", type=int, default=0, help="also push this many fresh towers hard and count how many fall (20 for the issue's check)")
