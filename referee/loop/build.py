@@ -62,15 +62,21 @@ class BuildReader:
         return LevelRead(level, list(names), [s.confidence for s in reading.slots])
 
     def doubtful_slots(self, read: LevelRead) -> list[int]:
-        """Slots to confirm: low confidence, or more of a block than the set holds so far."""
-        have = self.block_set.counts()
-        used = Counter(n for lv in self.levels for n in lv.names if n)
-        doubtful = []
-        for slot, (name, conf) in enumerate(zip(read.names, read.confidences)):
-            used[name] += 1
-            if conf < self.config.min_confidence or used[name] > have.get(name, 0):
-                doubtful.append(slot)
-        return doubtful
+        """Slots read with too little confidence to take without asking."""
+        return [s for s, conf in enumerate(read.confidences) if conf < self.config.min_confidence]
 
     def accept(self, read: LevelRead) -> None:
         self.levels.append(read)
+
+    def over_counted(self) -> list[tuple[int, int]]:
+        """(level, slot) of every block whose name the map holds more often than the set: one of
+        them is misread, and only the builder can say which."""
+        have = self.block_set.counts()
+        used = Counter(n for lv in self.levels for n in lv.names if n)
+        too_many = {n for n, k in used.items() if k > have.get(n, 0)}
+        return [(lv.level, s) for lv in self.levels for s, n in enumerate(lv.names) if n in too_many]
+
+    def correct(self, level: int, slot: int, name: str | None) -> None:
+        read = self.levels[level - 1]
+        read.names[slot] = name
+        read.asked.append(slot)

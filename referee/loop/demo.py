@@ -162,7 +162,12 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     echo(f"Match {session.match_id}: {', '.join(names)} around the twin (seed {opts.seed}).")
     if server is not None:
         echo(f"Status page: {server.url}  (table PIN {server.pin})")
-    session.start_round(read_rows)
+    setup = session.start_round(read_rows)
+    if not setup.get("ok"):
+        echo(f"The referee cannot start the round: {setup.get('error')}")
+        twin.close()
+        devices.close()
+        raise SystemExit(2)
     turns_started = 0
     missed = 0
     desynced = 0
@@ -270,15 +275,17 @@ def read_build(tower: list[list[str | None]], opts: DemoOptions, reader, echo) -
             echo(f"Level {k}: the camera could not read it; the builder names its blocks on the page.")
             build.accept(_level(k, truth))
             continue
-        doubtful = build.doubtful_slots(read)
-        if doubtful or read.names != truth:
-            # Doubtful slots are asked; a confident misreading is only caught if the builder checks.
-            for slot in doubtful:
-                asked += 1
-                echo(f"Level {k}, slot {slot}: is it {read.names[slot]}? The builder says {truth[slot]}.")
-                read.names[slot] = truth[slot]
-                read.asked.append(slot)
+        for slot in build.doubtful_slots(read):
+            asked += 1
+            echo(f"Level {k}, slot {slot}: is it {read.names[slot]}? The builder says {truth[slot]}.")
+            read.names[slot] = truth[slot]
+            read.asked.append(slot)
         build.accept(read)
+        for level, slot in build.over_counted():
+            asked += 1
+            said = build.levels[level - 1].names[slot]
+            echo(f"There are too many {said} blocks: level {level}, slot {slot}? The builder says {tower[level - 1][slot]}.")
+            build.correct(level, slot, tower[level - 1][slot])
     return build.rows(), asked
 
 

@@ -149,8 +149,11 @@ def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | 
         doubtful = build.doubtful_slots(read)
         build.accept(read)
         names = ", ".join(n or "empty" for n in read.names)
-        if doubtful:
-            hub_say(session.round, [f"Level {read.level}: please check slots {doubtful} ({names})."], urgent=True)
+        clash = build.over_counted()
+        if doubtful or clash:
+            spots = ", ".join(f"level {lv} slot {s}" for lv, s in clash)
+            hub_say(session.round, [f"Level {read.level}: please check slots {doubtful} ({names})."
+                                    + (f" Too many of one block: {spots}." if clash else "")], urgent=True)
         else:
             echo(f"Level {read.level}: {names}")
         if read.level >= len(BLOCK_LEVELS):
