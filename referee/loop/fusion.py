@@ -39,7 +39,8 @@ class FusionConfig:
     settle_frames: int = 2           # hand-free frames that must agree on the top level after a place
     min_confidence: float = 0.55     # a block reading below this is checked against the map first
     ask_below: float = 0.25          # ... and asked about when even the map cannot settle it
-    two_hands_frames: int = 2        # frames showing two of the puller's hands to call "Uno!"
+    two_hands_frames: int = 3        # frames showing two hands at the tower during a pull to call "Uno!"
+    two_hands_after_lift_s: float = 0.3  # two hands count until this long after the block came out
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
@@ -81,13 +82,18 @@ class SeatingPlan:
     def evenly(cls, n_seats: int, first_deg: float = 0.0) -> "SeatingPlan":
         return cls(tuple((first_deg + 360.0 * i / n_seats) % 360.0 for i in range(n_seats)))
 
-    def seat_of(self, hand: HandReading) -> int:
+    def seat_of(self, hand: HandReading) -> int | None:
+        """The seat a hand belongs to, when the camera saw where its arm comes from (else None).
+
+        The side of the tower a fingertip is on is no evidence of the seat: a player pushes a
+        block from whichever end it shows, reaching round the tower. Only the arm's entry
+        direction (or a seat already known) says whose hand it is.
+        """
         if hand.seat is not None:
             return hand.seat
-        angle = getattr(hand, "entry_deg", None)
-        if angle is None:
-            angle = SIDE_ANGLES.get(hand.side, 0.0)
-        return min(range(len(self.angles_deg)), key=lambda s: _angle_gap(angle, self.angles_deg[s]))
+        if hand.entry_deg is None:
+            return None
+        return min(range(len(self.angles_deg)), key=lambda s: _angle_gap(hand.entry_deg, self.angles_deg[s]))
 
 
 def _angle_gap(a: float, b: float) -> float:
@@ -125,6 +131,10 @@ class _Pull:
     stable: int = 0
     last_names: tuple | None = None
     last_hand_t: float | None = None
+    axis_votes: Counter = field(default_factory=Counter)  # "x"/"y": the pulled block's long axis
+
+
+AXIS_OF_SIDE = {"east": "x", "west": "x", "north": "y", "south": "y"}
 
 
 class Fuser:
@@ -157,11 +167,16 @@ class Fuser:
             self.vanished = 0
         if reading.hands and not settled:
             pull = self.pull or self._start(None)
-            seats = [self.seating.seat_of(h) for h in reading.hands]
-            for seat in seats:
-                pull.votes[seat] += 1
-            if max(Counter(seats).values()) >= 2:
-                pull.two_hand_frames += 1
+            for seat in (self.seating.seat_of(h) for h in reading.hands):
+                if seat is not None:
+                    pull.votes[seat] += 1
+            pulling = pull.lift_t is None or reading.t <= pull.lift_t + self.config.two_hands_after_lift_s
+            if pulling and len(reading.hands) >= 2:
+                pull.two_hand_frames += 1  # two hands at the tower while the block comes out
+            if pulling:  # a finger pushes a block at its end: the side shows the block's long axis
+                for h in reading.hands:
+                    if h.side in AXIS_OF_SIDE:
+                        pull.axis_votes[AXIS_OF_SIDE[h.side]] += 1
             pull.stable, pull.last_hand_t = 0, reading.t
             return []
         if reading.hands and settled:  # the weight is back: a steady new block on top decides, hand or not
@@ -228,8 +243,9 @@ class Fuser:
             pull.lift_t = event.t
             for r in self.recent:  # the hands that reached in before the weight left
                 if r.hands and (pull.last_hand_t is None or r.t < pull.last_hand_t):
-                    for h in r.hands:
-                        pull.votes[self.seating.seat_of(h)] += 1
+                    for seat in (self.seating.seat_of(h) for h in r.hands):
+                        if seat is not None:
+                            pull.votes[seat] += 1
             return []
         if kind is SensorEventKind.PLACE and self.pull is not None:
             self.pull.place_t = event.t
@@ -249,12 +265,17 @@ class Fuser:
         return pull.votes.most_common(1)[0][0] if pull.votes else None
 
     def _hand_seat_near(self, t: float, window: float = 0.6) -> int | None:
-        votes = Counter(self.seating.seat_of(h) for r in self.recent if abs(r.t - t) <= window for h in r.hands)
+        seats = (self.seating.seat_of(h) for r in self.recent if abs(r.t - t) <= window for h in r.hands)
+        votes = Counter(s for s in seats if s is not None)
         return votes.most_common(1)[0][0] if votes else None
 
     def _collapse(self, event: SensorEvent, rnd: Round) -> list[Output]:
         out: list[Output] = []
-        seat = self._puller(self.pull) if self.pull is not None else None
+        seat = None
+        if self.pull is not None:  # a pull was under way: its player was at the tower
+            seat = self._puller(self.pull)
+            if seat is None and rnd.turn in rnd.players:
+                seat = rnd.players.index(rnd.turn)
         if seat is None:
             seat = self._hand_seat_near(event.t)
         evidence = {"sensor": dict(event.evidence), "t": event.t, "confidence": event.confidence}
@@ -273,7 +294,8 @@ class Fuser:
             return []  # the top looks as the map says: nothing placed yet
         level, slot = placed
         slot_reading = reading.slots[slot]
-        choice = choose_block(tower, slot_reading, self.config)
+        axis = pull.axis_votes.most_common(1)[0][0] if pull.axis_votes else None
+        choice = choose_block(tower, slot_reading, self.config, axis)
         puller = self._name(rnd, pull)
         if isinstance(choice, Question):
             self.questions_asked += 1
@@ -326,7 +348,7 @@ def place_choices(tower: Tower) -> tuple[str, ...]:
     return tuple(f"{lv}/{s}" for lv, s in spots)
 
 
-def choose_block(tower: Tower, reading, config: FusionConfig):
+def choose_block(tower: Tower, reading, config: FusionConfig, axis: str | None = None):
     """The block read on top, checked against the map: (block, (level, slot), note) or a Question.
 
     A placed block must be one the map holds (it left the tower); among the map's positions of
@@ -352,7 +374,15 @@ def choose_block(tower: Tower, reading, config: FusionConfig):
     spots = [(lv, s) for lv, s, b in tower.positions() if b == block and lv < tower.top_level]
     if not spots:
         spots = [(lv, s) for lv, s, b in tower.positions() if b == block]
-    spots.sort(key=lambda p: (not tower.is_available(*p), not tower.pull_allowed_by_position(p[0]), p))
+    if axis is not None and any(Tower.orientation(lv) == axis for lv, _ in spots):
+        spots = [p for p in spots if Tower.orientation(p[0]) == axis]  # the hand pushed along this axis
+    rank = lambda p: (not tower.is_available(*p), not tower.pull_allowed_by_position(p[0]))  # noqa: E731
+    spots.sort(key=lambda p: (rank(p), p))
+    tied = [p for p in spots if rank(p) == rank(spots[0])]
+    if len(tied) > 1:
+        where = " or ".join(f"level {lv}, slot {s}" for lv, s in tied)
+        return Question(f"Which {block.spoken()} was pulled: {where}?", tuple(f"{lv}/{s}" for lv, s in tied),
+                        {"block": name})
     if len(spots) > 1:
-        note = (note + "; " if note else "") + f"{len(spots)} places hold {name}: took level {spots[0][0]}"
+        note = (note + "; " if note else "") + f"{len(spots)} places hold {name}: the others may not be pulled"
     return block, spots[0], note

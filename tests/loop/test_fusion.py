@@ -22,8 +22,12 @@ def top(names, orientation, t, hands=(), conf=0.95):
     return TopLevelReading(orientation, slots, tuple(hands), t=t)
 
 
-def hand(side, t=0.0):
-    return HandReading(side, (0.0, 0.0), 0.9)
+ENTRY = {"east": 0.0, "north": 120.0, "west": 180.0, "south": 240.0}
+
+
+def hand(side, arm_seen=True):
+    """A hand whose fingertip is on `side`; with `arm_seen` the camera also saw its arm's entry."""
+    return HandReading(side, (0.0, 0.0), 0.9, entry_deg=ENTRY[side] if arm_seen else None)
 
 
 def feed(fuser, rnd, frames):
@@ -58,7 +62,7 @@ def test_two_of_the_pullers_hands_over_the_tower_call_two_hands_after_the_pull()
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
     two = [hand("east"), hand("east")]
-    feed(f, rnd, [top(before, "y", 0.0, two), top(before, "y", 0.1, two)])
+    feed(f, rnd, [top(before, "y", t / 10, two) for t in range(3)])
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     kinds = [o.event["event"] for o in out]
@@ -97,7 +101,7 @@ def test_a_collapse_is_blamed_through_the_hand_on_the_tower():
     rnd = rnd3()
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
-    feed(f, rnd, [top(before, "y", 0.0, [hand("north")])])  # 90 deg: nearest Ben (120)
+    feed(f, rnd, [top(before, "y", 0.0, [hand("north")])])  # the arm comes from Ben's seat (120 deg)
     out = f.on_sensor(SensorEvent(SensorEventKind.COLLAPSE, 0.3, 0.9, {"drop_g": 300.0}), rnd)
     assert [o.event for o in out] == [{"event": "touch", "player": "Ben"}, {"event": "collapse"}]
 
@@ -136,3 +140,45 @@ def test_a_top_hidden_for_a_moment_without_an_impact_is_no_collapse():
     out = feed(f, rnd, [top(empty, "y", 1.1 + i / 10) for i in range(4)])
     out += feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 1.6)])
     assert out == []
+
+
+def test_a_fingertip_on_some_side_is_no_evidence_of_whose_hand_it_is():
+    rnd = rnd3()  # Ana is to pull
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    feed(f, rnd, [top(before, "y", 0.0, [hand("south", arm_seen=False)])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert out[0].event["player"] == "Ana"
+
+
+def test_an_arm_from_another_seat_is_an_out_of_turn_pull():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    feed(f, rnd, [top(before, "y", 0.0, [hand("south")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert out[0].event["player"] == "Cy"
+
+
+DUPLICATES = [
+    ["red-2", "blue-1", "green-1"],   # level 1, along x
+    ["yellow-1", "red-2", "green-2"],  # level 2, along y
+    ["red-3", "yellow-3", "blue-draw2"],
+    ["red-skip", "green-reverse", "wild"],
+]
+
+
+def test_a_block_the_map_holds_twice_is_asked_about_unless_the_hand_shows_which():
+    rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
+    landed = [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)]
+    f = Fuser(SEATS)
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, landed)
+    assert isinstance(out[0], Question) and out[0].options == ("1/0", "2/1")
+    f = Fuser(SEATS)  # the fingertip was at the tower's north side: a block along y, so level 2
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("north", arm_seen=False)])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, landed)
+    assert out[0].event == {"event": "pull", "level": 2, "slot": 1, "player": "Ana", "block": "red-2"}
