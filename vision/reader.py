@@ -152,7 +152,10 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     lam = float(p.cfg["decision"]["orientation_block_weight"])
     reads = {}
     score = {}
+    sure = float(p.cfg["decision"]["orientation_sure_above"])
     for k, o in enumerate(("x", "y")):
+        if lam and po[k] < 1 - sure:
+            continue  # the face pattern alone is sure enough: read only the other orientation
         _, col, gly, occ = slot_features(p, reg, img, z, o, gains)
         p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
         p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)

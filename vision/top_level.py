@@ -17,6 +17,7 @@ from typing import Mapping
 import cv2
 import numpy as np
 
+from vision.geometry import apply_h
 from vision.kit import Tray
 from vision.tray import Registration
 
@@ -545,21 +546,31 @@ def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
     lo, hi = int(round((m + 5) * ppm)), int(round((m + 2 * half - 5) * ppm))
     pos = [int(round(m * ppm)), int(round((m + 2 * half) * ppm))]
     win = max(1, int(round(float(ac["window_mm"]) * ppm)))
+    # one gradient-magnitude image (all colour channels) for the tower's region, warped per height
+    corners = []
+    for z in (float(zs.min()), float(zs.max())):
+        corners.append(apply_h(reg.camera.plane_homography(z) @ A, np.array([[0, 0], [n, 0], [n, n], [0, n]], float)))
+    c = np.concatenate(corners)
+    h, w = img.shape[:2]
+    x0, y0 = (max(0, int(v) - 3) for v in c.min(axis=0))
+    x1, y1 = (min(lim, int(v) + 4) for v, lim in zip(c.max(axis=0), (w, h)))
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return np.zeros(len(zs))
+    roi = img[y0:y1, x0:x1].astype(np.float32)
+    mag = (np.abs(cv2.Sobel(roi, cv2.CV_32F, 1, 0, ksize=3)) + np.abs(cv2.Sobel(roi, cv2.CV_32F, 0, 1, ksize=3))).sum(axis=2)
+    T = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], dtype=np.float64)
     out = np.empty(len(zs))
     for i, z in enumerate(zs):
-        face = cv2.warpPerspective(img, reg.camera.plane_homography(float(z)) @ A, (n, n),
-                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-        f = face.astype(np.float32)
-        gy = np.abs(np.diff(f, axis=0)).sum(axis=2)  # between rows v and v+1
-        gx = np.abs(np.diff(f, axis=1)).sum(axis=2)
-        rows = gy[:, lo:hi].mean(axis=1)
-        cols = gx[lo:hi, :].mean(axis=0)
+        g = cv2.warpPerspective(mag, T @ reg.camera.plane_homography(float(z)) @ A, (n, n),
+                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT)
+        rows = g[:, lo:hi].mean(axis=1)
+        cols = g[lo:hi, :].mean(axis=0)
         scale = float(np.median(np.concatenate([rows, cols]))) + 1.0
-        s = 0.0
+        sc = 0.0
         for prof in (rows, cols):
             for p in pos:
-                s += float(prof[max(0, p - win - 1): p + win].max())
-        out[i] = s / (4 * scale)
+                sc += float(prof[max(0, p - win - 1): p + win + 1].max())
+        out[i] = sc / (4 * scale)
     return out
 
 
