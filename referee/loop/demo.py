@@ -187,7 +187,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             devices.buttons.press(color.value)
             twin.step(0.2, on_step)
             continue
-        choice = player.choose_pull(rnd)
+        choice = physical_choice(player.choose_pull(rnd), rnd, twin.tower_map())
         if choice is None:
             break
         turns_started += 1
@@ -309,6 +309,29 @@ def _frame_to_page(session):
                 session.frame_jpeg = jpg.tobytes()
 
     return on_frame
+
+
+def physical_choice(choice, rnd, tower_map):
+    """A player pulls a block that is really there: where the referee's map has gone wrong, the
+    player takes the block the call asks for from the real tower (or any block that may be pulled)."""
+    from dataclasses import replace as dc_replace
+
+    from referee.blocks import Block
+    from referee.tower import Tower
+
+    real = Tower.build([[Block.parse(n) if n else None for n in row] for row in tower_map])
+    if choice is None:
+        return None
+    here = real.at(choice.level, choice.slot) if real.exists(choice.level, choice.slot) else None
+    if here is not None and here.name == choice.block:
+        return choice
+    options = real.available() or [o for o in (real.positions())]
+    wanted = {o.block.name for o in rnd.legal_pulls()}
+    pick = next((o for o in real.available() if o.block.name in wanted), None) or (options[0] if options else None)
+    if pick is None:
+        return None
+    level, slot, block = (pick.level, pick.slot, pick.block) if hasattr(pick, "level") else pick
+    return dc_replace(choice, level=level, slot=slot, block=block.name)
 
 
 def referee_caught_up(rnd, twin) -> bool:

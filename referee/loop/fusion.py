@@ -157,7 +157,6 @@ class Fuser:
         horizon = reading.t - self.config.pull_window_s
         while self.recent and self.recent[0].t < horizon:
             self.recent.pop(0)
-        settled = self.pull is not None and self.pull.place_t is not None
         if not any(s.occupied for s in reading.slots):
             self.vanished += 1
             out = self._collapse_seen(reading, rnd)
@@ -165,7 +164,7 @@ class Fuser:
                 return out
         else:
             self.vanished = 0
-        if reading.hands and not settled:
+        if reading.hands:  # a hand over the tower may hide or hold a block: wait until it has gone
             pull = self.pull or self._start(None)
             for seat in (self.seating.seat_of(h) for h in reading.hands):
                 if seat is not None:
@@ -179,8 +178,6 @@ class Fuser:
                         pull.axis_votes[AXIS_OF_SIDE[h.side]] += 1
             pull.stable, pull.last_hand_t = 0, reading.t
             return []
-        if reading.hands and settled:  # the weight is back: a steady new block on top decides, hand or not
-            self.pull.last_hand_t = reading.t
         if self.pull is None:
             if placed_slot(rnd.tower, reading) is None:
                 return []

@@ -22,23 +22,27 @@ class MapGuidedReader:
         self.pipeline = pipeline
         self.new_level_above = new_level_above  # a block on the level above the map's top counts from here
 
-    def read(self, image, t, seq, z_hint_mm=None) -> TopLevelReading:
+    def read(self, image, t, seq, z_hint_mm=None, top_names=None) -> TopLevelReading:
+        """Read the top; with `z_hint_mm` (the map's top) only that level and the one above are
+        considered. Read at the wrong height, slots show as empty (the occupancy model is sharp:
+        about 1.0 against 0.01 on the twin), so the level above wins only when a block is there.
+        `top_names` (the map's top level) is accepted for readers that use it."""
         from vision.reader import read_frame
 
         p = self.pipeline
-        level_mm = float(p.tray.block_mm[2])
         if z_hint_mm is None:
             return read_frame(p, image, t, seq).reading
-        top = max(1, int(round(z_hint_mm / level_mm)))
-        return self.read_levels(image, t, seq, [top + 1, top])
+        top = max(1, int(round(z_hint_mm / float(p.tray.block_mm[2]))))
+        ctx = self._context(image)
+        high, high_occ = self._read_level(ctx, image, t, seq, top + 1)
+        if high_occ >= self.new_level_above:
+            return high  # a block stands on the level above the map's top
+        return self._read_level(ctx, image, t, seq, top)[0]
 
-    def read_levels(self, image, t, seq, levels: list[int]) -> TopLevelReading:
+    def _context(self, image):
         import cv2
 
-        from referee.blocks import Block
         from vision import top_level as tl
-        from vision.hands import find_hands
-        from vision.reader import COLOR_CLASSES, GLYPHS, _class_probs, block_posterior, slot_features
         from vision.tray import register
 
         p = self.pipeline
@@ -47,28 +51,32 @@ class MapGuidedReader:
         gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         reg = register(p.cfg, p.tray, gray, p.detector)
         tray_bgr = tl.tray_color(p.cfg, p.tray, reg, image)
-        gains = tl.color_gains(p.cfg, tray_bgr)
+        return reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr)
+
+    def _read_level(self, ctx, image, t, seq, level: int) -> tuple[TopLevelReading, float]:
+        """The reading if the top were `level`, and its strongest slot occupancy."""
+        from referee.blocks import Block
+        from vision.hands import find_hands
+        from vision.reader import COLOR_CLASSES, GLYPHS, _class_probs, block_posterior, slot_features
+
+        p = self.pipeline
+        reg, tray_bgr, gains = ctx
         dc = p.cfg["decision"]
-        level_mm = float(p.tray.block_mm[2])
-        for i, level in enumerate(levels):
-            z = level * level_mm
-            orient = Tower.orientation(level)
-            _, col, gly, occ = slot_features(p, reg, image, z, orient, gains)
-            p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
-            if i < len(levels) - 1 and float(np.max(p_occ)) < self.new_level_above:
-                continue  # nothing on this level: the top is lower
-            p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
-            p_gly = _class_probs(p.models.get("glyph"), gly, GLYPHS)
-            slots = []
-            for s in range(3):
-                post = block_posterior(p_col[s], p_gly[s])
-                cands = tuple((n, round(q * p_occ[s], 4)) for n, q in post[:3])
-                if p_occ[s] < float(dc["empty_below"]):
-                    slots.append(SlotReading(None, float(1 - p_occ[s]), cands))
-                else:
-                    slots.append(SlotReading(Block.parse(post[0][0]), float(p_occ[s] * post[0][1]), cands))
-            hands = find_hands(p.cfg, p.tray, reg, image, tray_bgr, z, p.background, gains)
-            low = [f"slot {k} at {s.confidence:.2f}" for k, s in enumerate(slots) if s.confidence < float(dc["uncertain_below"])]
-            note = ("low confidence: " + ", ".join(low)) if low else ""
-            return TopLevelReading(orient, tuple(slots), hands, t, seq, bool(low), note)
-        raise AssertionError("the last candidate level is always read")
+        z = level * float(p.tray.block_mm[2])
+        orient = Tower.orientation(level)
+        _, col, gly, occ = slot_features(p, reg, image, z, orient, gains)
+        p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
+        p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
+        p_gly = _class_probs(p.models.get("glyph"), gly, GLYPHS)
+        slots = []
+        for s in range(3):
+            post = block_posterior(p_col[s], p_gly[s])
+            cands = tuple((n, round(q * p_occ[s], 4)) for n, q in post[:3])
+            if p_occ[s] < float(dc["empty_below"]):
+                slots.append(SlotReading(None, float(1 - p_occ[s]), cands))
+            else:
+                slots.append(SlotReading(Block.parse(post[0][0]), float(p_occ[s] * post[0][1]), cands))
+        hands = find_hands(p.cfg, p.tray, reg, image, tray_bgr, z, p.background, gains)
+        low = [f"slot {k} at {s.confidence:.2f}" for k, s in enumerate(slots) if s.confidence < float(dc["uncertain_below"])]
+        note = ("low confidence: " + ", ".join(low)) if low else ""
+        return TopLevelReading(orient, tuple(slots), hands, t, seq, bool(low), note), float(np.max(p_occ))

@@ -20,7 +20,8 @@ from referee.observations import ButtonPress, SensorEvent, TopLevelReading
 class TopReader(Protocol):
     """The vision pipeline as the loop sees it (vision/reader.py implements it)."""
 
-    def read(self, image: np.ndarray, t: float, seq: int, z_hint_mm: float | None = None) -> TopLevelReading: ...
+    def read(self, image: np.ndarray, t: float, seq: int, z_hint_mm: float | None = None,
+             top_names: list[str | None] | None = None) -> TopLevelReading: ...
 
 
 class SensorStream(Protocol):
@@ -146,10 +147,11 @@ class TableLoop:
         frame = self.camera.read()
         rnd = self.session.round
         z_hint = rnd.tower.top_level * self.LEVEL_MM if rnd is not None else None
+        top_names = rnd.tower.names()[-1] if rnd is not None and rnd.tower.top_level else None
         reading: TopLevelReading | None = None
         if self.reader is not None:
             try:
-                reading = self.reader.read(frame.image, frame.t, frame.seq, z_hint)
+                reading = self.reader.read(frame.image, frame.t, frame.seq, z_hint, top_names)
             except Exception as exc:  # an unreadable frame is reported and skipped, never fatal
                 self.stats.unreadable_frames += 1
                 self.session._echo(f"camera frame {frame.seq} unreadable: {exc}")

@@ -40,7 +40,7 @@ class ScriptedReader:
     def __init__(self, clock, script):
         self.clock, self.script = clock, script
 
-    def read(self, image, t, seq, z_hint_mm=None):
+    def read(self, image, t, seq, z_hint_mm=None, top_names=None):
         names, orient, hands = [s for s in self.script if s[0] <= t][-1][1:]
         if names == "unreadable":
             raise ValueError("no tray in view")
