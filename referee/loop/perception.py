@@ -18,9 +18,12 @@ from referee.tower import Tower
 class MapGuidedReader:
     """TopReader for the match loop: vision's pipeline, told which levels the top can be."""
 
-    def __init__(self, pipeline, new_level_above: float = 0.6):
+    def __init__(self, pipeline, new_level_above: float = 0.6, early_level_above: float = 0.97):
         self.pipeline = pipeline
-        self.new_level_above = new_level_above  # a block on the level above the map's top counts from here
+        self.new_level_above = new_level_above  # a block on the level above a complete top counts from here
+        # Above an incomplete top a block is an early-level foul, rare; and a lone block read one
+        # level too high shows up to 0.85 occupancy on the twin, so only near certainty counts.
+        self.early_level_above = early_level_above
 
     def read(self, image, t, seq, z_hint_mm=None, top_names=None) -> TopLevelReading:
         """Read the top; with `z_hint_mm` (the map's top) only that level and the one above are
@@ -35,9 +38,15 @@ class MapGuidedReader:
         top = max(1, int(round(z_hint_mm / float(p.tray.block_mm[2]))))
         ctx = self._context(image)
         high, high_occ = self._read_level(ctx, image, t, seq, top + 1)
-        if high_occ >= self.new_level_above:
-            return high  # a block stands on the level above the map's top
-        return self._read_level(ctx, image, t, seq, top)[0]
+        low, low_occ = self._read_level(ctx, image, t, seq, top)
+        free = [i for i in range(3) if top_names is not None and top_names[i] is None]
+        new_on_top = max((low_occ[i] for i in free), default=0.0)
+        # A block goes on the top level while it has room; one level up once it is complete (or
+        # as an early-level foul, when the top level shows no new block of its own).
+        needed = self.early_level_above if free else self.new_level_above
+        if max(high_occ) >= needed and new_on_top < 0.5:
+            return high
+        return low
 
     def _context(self, image):
         import cv2
@@ -53,8 +62,8 @@ class MapGuidedReader:
         tray_bgr = tl.tray_color(p.cfg, p.tray, reg, image)
         return reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr)
 
-    def _read_level(self, ctx, image, t, seq, level: int) -> tuple[TopLevelReading, float]:
-        """The reading if the top were `level`, and its strongest slot occupancy."""
+    def _read_level(self, ctx, image, t, seq, level: int) -> tuple[TopLevelReading, np.ndarray]:
+        """The reading if the top were `level`, and each slot's occupancy probability."""
         from referee.blocks import Block
         from vision.hands import find_hands
         from vision.reader import COLOR_CLASSES, GLYPHS, _class_probs, block_posterior, slot_features
@@ -79,4 +88,4 @@ class MapGuidedReader:
         hands = find_hands(p.cfg, p.tray, reg, image, tray_bgr, z, p.background, gains)
         low = [f"slot {k} at {s.confidence:.2f}" for k, s in enumerate(slots) if s.confidence < float(dc["uncertain_below"])]
         note = ("low confidence: " + ", ".join(low)) if low else ""
-        return TopLevelReading(orient, tuple(slots), hands, t, seq, bool(low), note), float(np.max(p_occ))
+        return TopLevelReading(orient, tuple(slots), hands, t, seq, bool(low), note), p_occ
