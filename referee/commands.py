@@ -16,6 +16,9 @@ def register(groups) -> None:
     b.add_argument("--matches", type=int, default=1000, help="matches in the log to replay and verify (default 1000)")
     b.add_argument("--seed", type=int, default=1)
     register_loop(groups)
+    c = groups.subcommand("calibrate", "twin-vision", "remake the twin's vision calibration shipped in calibration/twin/vision", _twin_vision)
+    c.add_argument("--out", help="where to write it (default: calibration/twin/vision)")
+    c.add_argument("--images", type=int, default=60)
     m = groups.subcommand("bench", "match", "whole twin matches against ground truth: agreement and latency", _bench_match)
     m.add_argument("--matches", type=int, default=3)
     m.add_argument("--seed", type=int, default=1)
@@ -81,6 +84,17 @@ def _bench_match(args: argparse.Namespace) -> int:
     from referee.loop.bench_match import run_bench as bench
 
     bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out)
+    return 0
+
+
+def _twin_vision(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.loop.demo import SHIPPED_TWIN_VISION, make_twin_vision_calibration
+
+    out = Path(args.out) if args.out else SHIPPED_TWIN_VISION
+    make_twin_vision_calibration(out, images=args.images)
+    print(f"twin vision calibration written to {out}")
     return 0
 
 

@@ -8,6 +8,7 @@ referee sees only what a Pi would see: frames, IMU and load-cell samples, button
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -67,23 +68,51 @@ class DemoResult:
         return {"winner": self.winner, "loser": self.loser, "turns": self.turns, "match": self.match}
 
 
+SHIPPED_TWIN_VISION = Path(__file__).resolve().parents[2] / "calibration" / "twin" / "vision"
+
+
 def vision_calibration(opts: DemoOptions, echo) -> str:
-    """The twin table's vision calibration: made once from a twin kit, then kept."""
+    """The twin table's vision calibration: the one shipped with the code when it was made by
+    this vision code, else one made once from a twin kit and kept in the user's cache."""
     if opts.vision_dir:
         return opts.vision_dir
+    if _stamp(SHIPPED_TWIN_VISION) == vision_code_version():
+        return str(SHIPPED_TWIN_VISION)
     from platformdirs import user_cache_dir
 
     folder = Path(user_cache_dir("stacko-referee")) / f"twin-vision-{vision_code_version()}"
     if (folder / "config.json").exists():
         return str(folder)
-    echo("First run: calibrating the camera on the twin (a kit of labelled frames, about a minute)...")
+    echo("First run with this vision code: calibrating the camera on the twin (a kit of labelled frames; a few minutes)...")
+    make_twin_vision_calibration(folder)
+    return str(folder)
+
+
+def make_twin_vision_calibration(folder: Path, images: int = 60, seed: int = 12345) -> Path:
+    """Render a labelled kit on the twin and calibrate the vision pipeline from it (as a table
+    would from its own photos); stamp it with the vision code it was made by."""
+    import shutil
+    import tempfile
+
     from hardware.sim.kit import write_kit
     from vision.calibrate import calibrate_kit
 
-    kit = folder.parent / f"{folder.name}-kit"
-    write_kit(kit, 60, 12345)
-    calibrate_kit(kit, folder, log=lambda *a: None)
-    return str(folder)
+    kit = Path(tempfile.mkdtemp(prefix="stacko-twin-kit-"))
+    try:
+        write_kit(kit, images, seed)
+        calibrate_kit(kit, folder, log=lambda *a: None)
+    finally:
+        shutil.rmtree(kit, ignore_errors=True)
+    (folder / "stamp.json").write_text(json.dumps({"vision_code": vision_code_version(), "kit_images": images,
+                                                   "kit_seed": seed}) + "\n")
+    return folder
+
+
+def _stamp(folder: Path) -> str | None:
+    try:
+        return json.loads((folder / "stamp.json").read_text())["vision_code"]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def vision_code_version() -> str:
