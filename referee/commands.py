@@ -120,8 +120,11 @@ def _demo(args: argparse.Namespace) -> int:
                        voice_dir=args.voice_dir, vision_dir=args.vision, quiet=args.quiet)
     result = run_demo(opts)
     if not args.quiet:
+        n = len(result.checks)
         agree = sum(c.agree for c in result.checks)
-        print(f"Turns checked against the twin's truth: {agree}/{len(result.checks)} agree; "
-              f"questions asked: {result.questions}; simulated {result.sim_s:.1f} s in {result.wall_s:.1f} s.")
+        alone = sum(c.agree and c.how == "seen" for c in result.checks)
+        print(f"Turns against the twin's truth: {agree}/{n} logged right, {alone}/{n} seen right by the referee alone; "
+              f"questions asked: {result.questions}, turns players had to tell: {result.missed_turns}; "
+              f"simulated {result.sim_s:.1f} s in {result.wall_s:.1f} s.")
     print(json.dumps(result.summary()))
     return 0 if result.loser is not None or result.winner is not None else 1

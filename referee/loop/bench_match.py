@@ -31,7 +31,8 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
                            log=str(folder / f"match-{i}.sqlite"), max_turns=max_turns, skill=skill)
         r = run_demo(opts)
         agree = sum(c.agree for c in r.checks)
-        rows.append({"seed": seed + i, "turns": len(r.checks), "agree": agree, "questions": r.questions,
+        alone = sum(c.agree and c.how == "seen" for c in r.checks)
+        rows.append({"seed": seed + i, "turns": len(r.checks), "agree": agree, "seen_alone": alone, "questions": r.questions,
                      "missed_turns": r.missed_turns, "desynced_turns": r.desynced_turns, "refused": r.refused, "build_errors": r.build_errors,
                      "winner": r.winner, "loser": r.loser, "sim_s": round(r.sim_s, 1), "wall_s": round(r.wall_s, 1)})
         latencies += r.release_latency_s
@@ -41,6 +42,7 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
         "matches": matches,
         "turns": turns,
         "turn_agreement": round(sum(r["agree"] for r in rows) / turns, 4) if turns else None,
+        "seen_alone": round(sum(r["seen_alone"] for r in rows) / turns, 4) if turns else None,
         "questions": sum(r["questions"] for r in rows),
         "missed_turns": sum(r["missed_turns"] for r in rows),
         "desynced_turns": sum(r["desynced_turns"] for r in rows),

@@ -44,6 +44,7 @@ class TurnCheck:
     truth: dict
     logged: list[dict]
     agree: bool
+    how: str = "seen"  # "seen": by the referee alone; "asked": it asked the table; "told": a player told it
 
 
 @dataclass
@@ -467,26 +468,32 @@ def release_latencies(truth: list[dict], timeline: list[tuple[str, float, float]
 
 
 def compare_with_truth(store, match_id: str, truth_turns: list[dict], names: list[str]) -> list[TurnCheck]:
-    """Per turn: did the referee log the pull and place the twin really made?"""
-    rows = [e for e in store.events(match_id) if e.event["event"] in ("pull", "place", "two_hands")]
-    logged = [e.event for e in rows]
-    reported_by_players = [e.event for e in rows if "player report" in str((e.evidence or {}).get("source", ""))]
-    pulls = [e for e in logged if e["event"] == "pull"]
-    places = [e for e in logged if e["event"] == "place"]
+    """Per turn the twin played: did the referee log that pull (player, level, slot, block) and that
+    place, and how did it know: on its own ("seen"), by asking ("asked"), or told by a player
+    after it missed the turn ("told")?"""
+    rows = [e for e in store.events(match_id) if e.event["event"] in ("pull", "place")]
     checks = []
-    for i, turn in enumerate(truth_turns):
+    i = 0
+    for turn in truth_turns:
         tp = next((e for e in turn["events"] if e["type"] == "pull"), None)
         tq = next((e for e in turn["events"] if e["type"] == "place"), None)
         if tp is None or tq is None:
             continue
-        mine = [pulls[i] if i < len(pulls) else None, places[i] if i < len(places) else None]
-        reported = [e for e in reported_by_players if e in mine]
+        pull = next((r for r in rows[i:] if r.event["event"] == "pull"), None)
+        place = None
+        if pull is not None:
+            i = rows.index(pull) + 1
+            place = next((r for r in rows[i:] if r.event["event"] == "place"), None)
+            if place is not None:
+                i = rows.index(place) + 1
+        mine = [r.event for r in (pull, place) if r is not None]
         agree = (
-            not reported
-            and mine[0] is not None and mine[1] is not None
+            len(mine) == 2
             and mine[0].get("player") == names[tp["seat"]] and mine[0].get("block") == tp["block"]
             and (mine[0]["level"], mine[0]["slot"]) == (tp["level"], tp["slot"])
             and (mine[1]["level"], mine[1]["slot"]) == (tq["level"], tq["slot"])
         )
-        checks.append(TurnCheck({"pull": tp, "place": tq}, [m for m in mine if m], agree))
+        source = str(((pull.evidence if pull is not None else None) or {}).get("source", ""))
+        how = "told" if "player report" in source else "asked" if "question" in source else "seen"
+        checks.append(TurnCheck({"pull": tp, "place": tq}, mine, agree, how))
     return checks
