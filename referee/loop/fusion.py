@@ -328,14 +328,19 @@ def placed_slot(tower: Tower, reading: TopLevelReading) -> tuple[int, int] | Non
         known = [i for i in range(3) if have[i] is not None]
         if any(not reading.slots[i].occupied for i in known):
             return None  # the camera misses a block the map knows is there: not a reading to act on
-        same = sum(reading.slots[i].block == have[i] for i in known)
+        same = sum(_same_color(reading.slots[i].block, have[i]) for i in known)
         if known and same * 2 < len(known):
-            return None  # most known blocks read as something else: a misread frame
+            return None  # most known blocks read in another color: a misread frame
         new = [i for i in occupied if have[i] is None]
         return (top, new[0]) if len(new) == 1 else None
     if len(occupied) == 1:
         return (top + 1, occupied[0])
     return None
+
+
+def _same_color(read: Block | None, known: Block) -> bool:
+    """Colors are read far more reliably than glyphs: a known block checks by its color."""
+    return read is not None and read.color == known.color
 
 
 def place_choices(tower: Tower) -> tuple[str, ...]:
