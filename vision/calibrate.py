@@ -186,6 +186,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
                        "(marker ids and corners) against the photos")
     focal, rms = calibrate_focal(kit.tray, views, w, h, 0.9 * w)
     cfg["camera"]["focal_px"] = focal
+    cfg["camera"]["width"] = int(w)
     log(f"camera: focal length {focal:.1f} px (marker fit {rms:.2f} px rms) from {len(views)} views")
 
     # 2. registration, tray colour and top height per image

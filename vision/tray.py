@@ -102,7 +102,10 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: cv2.aruco.Aru
     if H is None:
         raise TrayNotFound("cannot find the tray: its markers do not line up")
     h, w = gray.shape[:2]
-    f = float(cfg.get("camera", {}).get("focal_px") or 0) or (focal_from_homography(H, w, h) or 0.9 * w)
+    f = float(cfg.get("camera", {}).get("focal_px") or 0)
+    if f and cfg.get("camera", {}).get("width"):
+        f *= w / float(cfg["camera"]["width"])  # the same camera at another resolution
+    f = f or (focal_from_homography(H, w, h) or 0.9 * w)
     K = intrinsics(f, w, h)
     obj3 = np.column_stack([obj, np.zeros(len(obj))]).astype(np.float64)
     ok, rvec, tvec = cv2.solvePnP(obj3, img.astype(np.float64), K, None, flags=cv2.SOLVEPNP_IPPE)
