@@ -62,7 +62,7 @@ def register_loop(groups) -> None:
     r.add_argument("--session", help="with --backend replay: the recorded session folder")
     r.add_argument("--players", help="names in seat order, comma-separated (else from the status page)")
     r.add_argument("--log", help="the match log (SQLite; default in the user's data folder)")
-    r.add_argument("--port", type=int, default=8000)
+    r.add_argument("--port", type=int, default=None, help="status page port (default $STACKO_PORT or 8000)")
     r.add_argument("--no-serve", action="store_true")
     r.add_argument("--vision", help="the vision calibration folder (default: the table's calibration folder)")
     r.add_argument("--max-seconds", type=float, help="stop after this long (replays)")
@@ -102,8 +102,10 @@ def _run(args: argparse.Namespace) -> int:
     from referee.loop.run import RunOptions, run_table
 
     players = [p.strip() for p in args.players.split(",")] if args.players else None
-    opts = RunOptions(backend=args.backend, players=players, log=args.log, port=args.port, serve=not args.no_serve,
+    opts = RunOptions(backend=args.backend, players=players, log=args.log, serve=not args.no_serve,
                       vision_dir=args.vision, session_dir=args.session, max_seconds=args.max_seconds)
+    if args.port is not None:
+        opts.port = args.port
     return run_table(opts)
 
 

@@ -446,7 +446,7 @@ def _serve(hub, store, opts: DemoOptions, echo):
 
     app = create_app(hub, store)
     try:
-        server = BackgroundServer(app, "127.0.0.1", opts.port).start()
+        server = BackgroundServer(app, getattr(opts, "host", "127.0.0.1"), opts.port).start()
     except OSError as exc:
         echo(f"The status page could not start on port {opts.port} ({exc.strerror}); going on without it.")
         return None

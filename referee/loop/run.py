@@ -7,6 +7,7 @@ round after round; the loser (option `next_builder`) builds the next tower.
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ class RunOptions:
     backend: str | None = None
     players: list[str] | None = None
     log: str | None = None
-    port: int = 8000
+    port: int = int(os.environ.get("STACKO_PORT", "8000"))
+    host: str = os.environ.get("STACKO_HOST", "0.0.0.0")  # the table's tablet and phones reach it on the LAN
     serve: bool = True
     vision_dir: str | None = None
     session_dir: str | None = None  # replay backend: the recorded session
@@ -36,8 +38,11 @@ class _Stop:
 
 
 def run_table(opts: RunOptions, echo=print) -> int:
-    from calibration.files import default_dir
-    from hardware.backends import build_devices
+    """Exit status: 0 stopped cleanly, 2 not set up (no hardware, no calibration), 3 a device failed
+    for good (the service restarts the referee, which resumes the match from the log)."""
+    from calibration.files import CalibrationDir, CalibrationError
+    from hardware.backends import build_devices, load_device_config
+    from hardware.errors import DeviceError
     from hardware.detectors.config import load_detector_config
     from hardware.detectors.fusion import SensorDetectors
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
@@ -51,13 +56,25 @@ def run_table(opts: RunOptions, echo=print) -> int:
     from web_ui.hub import TableHub
     from web_ui.store import MatchStore
 
-    devices = build_devices(opts.backend or "pi", session=opts.session_dir, strict=False)
+    calibration = CalibrationDir()  # $STACKO_CALIBRATION_DIR, else the user's data folder
+    config = load_device_config()
+    try:  # this table's load-cell scale, not the settings file's nominal one
+        cal = calibration.loadcell()
+        config["loadcell"] = {**config["loadcell"], "offset_counts": cal.offset_counts, "counts_per_gram": cal.counts_per_gram}
+    except CalibrationError as exc:
+        echo(f"Load cell not calibrated ({exc}); using the nominal scale. Run `stacko calibrate loadcell`.")
+    backend = opts.backend or os.environ.get("STACKO_BACKEND") or "pi"
+    try:
+        devices = build_devices(backend, config=config, session=opts.session_dir, strict=False)
+    except DeviceError as exc:
+        echo(f"The table's devices cannot start: {exc}")
+        return 3
     for part, problem in devices.problems.items():
         echo(f"Problem with the {part}: {problem}")
     if devices.backend == "sim":
         echo("No table hardware: `stacko run` needs the Pi (or --backend replay); `stacko demo` runs the twin.")
         return 2
-    vision_dir = Path(opts.vision_dir) if opts.vision_dir else default_dir() / "vision"
+    vision_dir = Path(opts.vision_dir) if opts.vision_dir else calibration.vision_path
     try:
         reader = MapGuidedReader(load_pipeline(vision_dir))
     except CalibrationMissing as exc:
@@ -65,7 +82,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
         return 2
     store = MatchStore(opts.log) if opts.log else MatchStore()
     hub = TableHub()
-    server = _serve(hub, store, _PortOpts(opts.port), echo) if opts.serve else None
+    server = _serve(hub, store, _PortOpts(opts.port, opts.host), echo) if opts.serve else None
     if server is not None:
         echo(f"Status page: {server.url}  (table PIN {server.pin})")
     session = RefereeSession(store, hub, devices.speaker, devices.clock, echo=echo)
@@ -89,7 +106,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
         session.start_match(players, opts.options)
     n = len(session.players)
     fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(_defaults("fusion.json")))
-    detectors = SensorDetectors(load_detector_config())
+    detectors = SensorDetectors(load_detector_config(calibration.detectors_path()))
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      buttons=devices.buttons, speaker=devices.speaker, on_frame=_frame_to_page(session))
     try:
@@ -116,6 +133,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
 @dataclass
 class _PortOpts:
     port: int
+    host: str = "127.0.0.1"
 
 
 def _wait_for_players(hub, tick, echo) -> list[str] | None:
