@@ -31,7 +31,7 @@ class SensorStream(Protocol):
 
 
 class Detectors(Protocol):
-    def feed(self, imu_t=None, accel=None, load_t=None, grams=None) -> list[SensorEvent]: ...
+    def feed(self, imu_t=None, accel=None, load_t=None, grams=None, gyro=None) -> list[SensorEvent]: ...
 
     def speaking(self, t0: float, t1: float) -> None: ...
 
@@ -136,9 +136,14 @@ class TableLoop:
             for t0, t1 in intervals[self._spoken_upto:]:
                 self.detectors.speaking(t0, t1)
             self._spoken_upto = len(intervals)
-        imu_t, accel, load_t, grams = self.sensors.read()
+        gyro = None
+        if hasattr(self.sensors, "read_full"):  # the touch detector also uses the gyro
+            batch, load_t, grams = self.sensors.read_full()
+            imu_t, accel, gyro = batch.t, batch.accel, batch.gyro
+        else:
+            imu_t, accel, load_t, grams = self.sensors.read()
         self.traces.add(imu_t, accel, load_t, grams)
-        events = self.detectors.feed(imu_t=imu_t, accel=accel, load_t=load_t, grams=grams)
+        events = self.detectors.feed(imu_t=imu_t, accel=accel, load_t=load_t, grams=grams, gyro=gyro)
         for ev in events:
             self.stats.sensor_events.append(ev)
             self._submit_all(self.fuser.on_sensor(ev, self.session.round))
