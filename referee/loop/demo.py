@@ -9,7 +9,6 @@ referee sees only what a Pi would see: frames, IMU and load-cell samples, button
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -130,7 +129,7 @@ def vision_code_version() -> str:
 
 def run_demo(opts: DemoOptions) -> DemoResult:
     """Referee one round on the twin from build to the end; returns the result and the checks."""
-    os.environ.setdefault("MUJOCO_GL", "osmesa")
+    import hardware.sim  # noqa: F401  (picks the offscreen GL before MuJoCo loads)
     from hardware.backends import build_devices
     from hardware.detectors.config import load_detector_config
     from hardware.detectors.fusion import SensorDetectors
