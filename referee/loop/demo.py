@@ -160,6 +160,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     twin = Twin(opts.seed, tower, n_seats=opts.players)
     devices = build_devices("sim", twin=twin, wav_dir=opts.voice_dir, quiet_voice=opts.voice_dir is None and opts.fast)
     clock = twin.clock
+    devices.camera = match_camera(twin, opts.seed)
     session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
     fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(_defaults("fusion.json")))
     detectors = SensorDetectors(load_detector_config())
@@ -216,7 +217,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             devices.buttons.press(color.value)
             twin.step(0.2, on_step)
             continue
-        choice = physical_choice(player.choose_pull(rnd), rnd, twin.tower_map())
+        choice = physical_choice(player.choose_pull(rnd, feel=twin.block_load), rnd, twin.tower_map())
         if choice is None:
             break
         turns_started += 1
@@ -270,6 +271,18 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     if server is not None:
         server.stop()
     return result
+
+
+def match_camera(twin, seed: int):
+    """The overhead camera for a match: this room's light (seeded), without shadows, which halves
+    the render time (the calibration kit has both)."""
+    from dataclasses import replace as dc_replace
+
+    from hardware.camera import RenderedCamera
+    from hardware.sim.render import Look
+
+    look = dc_replace(Look.random(random.Random(seed), 0.4), shadows=False)
+    return RenderedCamera(lambda t: twin.render("top", look=look), twin.clock)
 
 
 def read_build(tower: list[list[str | None]], opts: DemoOptions, reader, echo) -> tuple[list[list[str | None]], int]:
