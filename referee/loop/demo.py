@@ -217,13 +217,17 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             devices.buttons.press(color.value)
             twin.step(0.2, on_step)
             continue
-        choice = physical_choice(player.choose_pull(rnd, feel=twin.block_load), rnd, twin.tower_map())
+        choice = physical_choice(player.choose_pull(rnd, feel=_feel(twin)), rnd, twin.tower_map())
         if choice is None:
             break
         turns_started += 1
         n_truth = turn_truth["from"] = len(twin.truth)
-        twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands,
-                  style=player.skill.style, on_step=on_step)
+        try:
+            twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands,
+                      style=player.skill.style, on_step=on_step)
+        except ValueError as exc:  # the table cannot do it (the referee's map had gone wrong)
+            echo(f"{who} cannot pull there: {exc}")
+            break
         if twin.in_hand is None or twin.collapsed:
             continue
         level, slot = physical_place(twin.tower_map(), player)
@@ -271,6 +275,18 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     if server is not None:
         server.stop()
     return result
+
+
+def _feel(twin):
+    """How tight a block feels (newtons); a block the referee's map has but the table has not
+    cannot be felt, so it counts as the tightest."""
+    def feel(level: int, slot: int) -> float:
+        try:
+            return twin.block_load(level, slot)
+        except ValueError:
+            return 1e6
+
+    return feel
 
 
 def match_camera(twin, seed: int):
