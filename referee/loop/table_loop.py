@@ -112,6 +112,7 @@ class TableLoop:
         self.stats = LoopStats()
         self._spoken_upto = 0
         self.traces = SensorTraces()
+        self._asked: tuple[str, float] | None = None
 
     # -- one poll -------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -183,6 +184,10 @@ class TableLoop:
     def _submit_all(self, outputs) -> None:
         for out in outputs:
             if isinstance(out, Question):
+                now = self.clock.now()
+                if self._asked is not None and self._asked[0] == out.text and now - self._asked[1] < 5.0:
+                    continue  # asked a moment ago and still waiting for the answer: not again
+                self._asked = (out.text, now)
                 self.stats.questions.append(out)
                 self.session._announce(self.session.round, [out.text], urgent=True)
                 answer = self.on_question(out) if self.on_question is not None else None
