@@ -80,7 +80,7 @@ class ReplaySpeaker:
         self._all, self.clock = sorted(intervals), clock
 
     def say(self, text: str, urgent: bool = False) -> None:
-        pass
+        """A replay does not speak: the recorded speech intervals stand for it."""
 
     def intervals(self) -> list[tuple[float, float]]:
         now = self.clock.now()
@@ -92,7 +92,7 @@ class ReplaySpeaker:
         return any(a <= now <= b for a, b in self._all)
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
 
 @dataclass

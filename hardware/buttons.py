@@ -146,4 +146,4 @@ class VirtualButtons:
         return []
 
     def close(self) -> None:
-        pass
+        """Nothing to release: no pins behind virtual buttons."""

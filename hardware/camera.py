@@ -244,4 +244,4 @@ class RenderedCamera:
         return Frame(np.ascontiguousarray(image, dtype=np.uint8), t, self._seq)
 
     def close(self) -> None:
-        pass
+        """Nothing to release: the twin owns its renderer."""

@@ -110,5 +110,5 @@ def random_game(
         try:
             match = match.apply(parse_event(event))
         except IllegalEvent:
-            pass
+            continue  # a refused event changes nothing: the table goes on
     return events

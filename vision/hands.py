@@ -102,8 +102,8 @@ def hand_ring(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     g = gains if gains is not None else np.ones(3, np.float32)
     uv = reg.to_image(pts, z)
     fg = foreground(hc, img, expected_tray(bg, reg, uv, tray_bgr, g), uv)
-    if bg is not None:
-        pass  # markers stay excluded: a few px of misregistration on black-and-white squares look like arms
+    # (markers stay excluded even with a background model: a few px of misregistration on
+    # black-and-white squares look like arms)
     return Ring(pts, arc, _fill_unknown(fg, valid), valid, dist, z)
 
 

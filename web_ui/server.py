@@ -13,7 +13,7 @@ class QuietHandler(WSGIRequestHandler):
     """No access log line per request: 50 viewers would drown the referee's console."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass
+        return None
 
 
 class BackgroundServer:

@@ -28,7 +28,7 @@ SIDE_ANGLES = {"east": 0.0, "north": 90.0, "west": 180.0, "south": 270.0}
 
 
 class FusionConfigError(ValueError):
-    pass
+    """Fusion settings that cannot be used; the message names the file and the setting."""
 
 
 @dataclass(frozen=True)
