@@ -10,8 +10,6 @@ config.json (all thresholds), tray.json, the model files and report.json.
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path

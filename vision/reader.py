@@ -14,7 +14,7 @@ from typing import Mapping
 import cv2
 import numpy as np
 
-from referee.blocks import Block, COLORS, Color, Kind, WILD
+from referee.blocks import Block
 from referee.observations import SlotReading, TopLevelReading
 from vision import top_level as tl
 from vision.background import TrayBackground

@@ -9,7 +9,6 @@ tower, the issue found), and the hand is drawn where that force acts. Seat i of 
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass
 
 import numpy as np

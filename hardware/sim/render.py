@@ -9,7 +9,6 @@ reproducible; rendering itself changes nothing in the physics.
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, replace
 
 import cv2

@@ -19,7 +19,7 @@ import numpy as np
 from hardware.clock import SimClock
 from hardware.sim.hands import HandLook, HandRig, reach_pose, seat_angle
 from hardware.sim.sensors import PhysicsTrace, SensorNoise, TwinImu, TwinLoadCell
-from hardware.sim.world import G, SimBlock, World, WorldConfig, build_world, slot_pose, yaw_quat
+from hardware.sim.world import SimBlock, World, WorldConfig, build_world, slot_pose, yaw_quat
 
 import mujoco
 
