@@ -106,10 +106,8 @@ def pulled(name: str, block: Block, level: int) -> str:
     return f"{name} pulled {block.spoken()} from level {level}."
 
 
-def foul(name: str, rule: str, detail: str, penalised_now: bool) -> str:
-    tail = " Penalty: two blocks." if penalised_now else ""
-    if not penalised_now and rule != "two-hands":
-        tail = ""
+def foul(name: str, rule: str, detail: str, penalised_now: bool, warning_only: bool = False) -> str:
+    tail = " Penalty: two blocks." if penalised_now else " (a warning: no penalty)" if warning_only else ""
     return f"Foul by {name}: {detail}.{tail}" if detail else f"Foul by {name} ({rule}).{tail}"
 
 

@@ -371,7 +371,8 @@ class _Draft:
         self.records[record] = replace(rec, fouls=rec.fouls + (rule,))
         self.fouls.append(Foul(self.name(rec.player), rule))
         penalised = rule == "two-hands" or self.options.foul_penalty == "uno"
-        self.say(announce.foul(self.name(rec.player), rule, detail, penalised and not rec.penalised))
+        self.say(announce.foul(self.name(rec.player), rule, detail, penalised and not rec.penalised,
+                               warning_only=not penalised))
         if penalised:
             self.penalise(record)
 

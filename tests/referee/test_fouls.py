@@ -171,3 +171,10 @@ def test_a_late_uno_before_the_next_pull_is_served_at_once(table):
     table.turn(1, 1, 7, 1)
     out = table.turn(2, 1, 7, 2)
     assert out["turn"] == "Ben" and out["call"]["colors"] == ["red"] and out["call"]["numbers"] == [1]
+
+
+def test_a_warned_foul_says_there_is_no_penalty():
+    t = Table(setup(options={"foul_penalty": "warn"}))
+    t.turn(1, 0, 7, 0)
+    out = t(pull(2, 1))
+    assert any("no penalty" in s for s in out["say"])
