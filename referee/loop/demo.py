@@ -161,6 +161,14 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     devices = build_devices("sim", twin=twin, wav_dir=opts.voice_dir, quiet_voice=opts.voice_dir is None and opts.fast)
     clock = twin.clock
     devices.camera = match_camera(twin, opts.seed)
+    if not opts.fast and opts.voice_dir is None and _sound_device():
+        from hardware.speaker import EspeakVoice, Speaker
+
+        devices.speaker = Speaker(EspeakVoice(), clock)  # paced at real time: speak aloud
+    else:
+        folder = getattr(getattr(devices.speaker, "voice", None), "folder", None)
+        if folder is not None:
+            echo(f"No sound device: the referee's announcements are written as WAV files in {folder}")
     session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
     fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(_defaults("fusion.json")))
     detectors = SensorDetectors(load_detector_config())
@@ -275,6 +283,14 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     if server is not None:
         server.stop()
     return result
+
+
+def _sound_device() -> bool:
+    """A sound card espeak-ng can speak through (ALSA playback device) and espeak-ng itself."""
+    import shutil
+
+    snd = Path("/dev/snd")
+    return shutil.which("espeak-ng") is not None and snd.is_dir() and any(p.name.startswith("pcm") and p.name.endswith("p") for p in snd.iterdir())
 
 
 def _feel(twin):
