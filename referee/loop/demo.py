@@ -140,6 +140,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     from referee.loop.perception import MapGuidedReader
     from referee.loop.session import RefereeSession
     from referee.loop.table_loop import TableLoop
+    from referee.loop.wiring import default_settings, frame_to_page, serve_page
     from referee.tower import random_tower
     from vision.reader import load_pipeline
     from web_ui.hub import TableHub
@@ -153,7 +154,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     reader = MapGuidedReader(load_pipeline(vision_calibration(opts, echo)))
     store = MatchStore(opts.log) if opts.log else MatchStore()
     hub = TableHub()
-    server = _serve(hub, store, opts, echo) if opts.serve else None
+    server = serve_page(hub, store, "127.0.0.1", opts.port, echo) if opts.serve else None
 
     # The builder stacks the tower under the camera; the referee reads each level as it is laid.
     read_rows, build_asked = read_build(tower, opts, reader, echo)
@@ -170,7 +171,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         if folder is not None:
             echo(f"No sound device: the referee's announcements are written as WAV files in {folder}")
     session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
-    fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(_defaults("fusion.json")))
+    fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(default_settings("fusion.json")))
     detectors = SensorDetectors(load_detector_config())
     skill = SkillProfile.named(opts.skill)
     players = [SimPlayer(n, i, skill, random.Random(rng.randrange(1 << 30))) for i, n in enumerate(names)]
@@ -186,7 +187,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
                      buttons=devices.buttons, speaker=devices.speaker,
-                     on_question=answer, on_frame=_frame_to_page(session))
+                     on_question=answer, on_frame=frame_to_page(session))
     pace = _Pacer(clock, opts.fast)
 
     def on_step(t) -> None:
@@ -369,57 +370,37 @@ def _level(k, names):
     return LevelRead(k, list(names), [1.0, 1.0, 1.0], asked=[0, 1, 2])
 
 
-def _frame_to_page(session):
-    """Share every few camera frames with the status page (JPEG), as the Pi does."""
-    import cv2
+def _real_tower(tower_map):
+    """The tower as it physically stands on the twin, as a referee map."""
+    from referee.blocks import Block
+    from referee.tower import Tower
 
-    counter = {"n": 0}
-
-    def on_frame(frame, reading) -> None:
-        counter["n"] += 1
-        if counter["n"] % 5 == 0:
-            ok, jpg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 70])
-            if ok:
-                session.frame_jpeg = jpg.tobytes()
-
-    return on_frame
+    return Tower.build([[Block.parse(n) if n else None for n in row] for row in tower_map])
 
 
 def physical_choice(choice, rnd, tower_map):
     """A player pulls a block that is really there: where the referee's map has gone wrong, the
-    player takes the block the call asks for from the real tower (or any block that may be pulled)."""
+    player takes a block the call asks for from the real tower (else any that may be pulled)."""
     from dataclasses import replace as dc_replace
 
-    from referee.blocks import Block
-    from referee.tower import Tower
-
-    real = Tower.build([[Block.parse(n) if n else None for n in row] for row in tower_map])
     if choice is None:
         return None
+    real = _real_tower(tower_map)
     here = real.at(choice.level, choice.slot) if real.exists(choice.level, choice.slot) else None
     if here is not None and here.name == choice.block:
         return choice
-    options = real.available() or [o for o in (real.positions())]
+    available = real.available()
     wanted = {o.block.name for o in rnd.legal_pulls()}
-    pick = next((o for o in real.available() if o.block.name in wanted), None) or (options[0] if options else None)
+    pick = next((o for o in available if o.block.name in wanted), available[0] if available else None)
     if pick is None:
         return None
-    level, slot, block = (pick.level, pick.slot, pick.block) if hasattr(pick, "level") else pick
-    return dc_replace(choice, level=level, slot=slot, block=block.name)
-
+    return dc_replace(choice, level=pick.level, slot=pick.slot, block=pick.block.name)
 
 def referee_caught_up(rnd, twin) -> bool:
     """The referee's map shows the table as it is (or the round is over, or a color is awaited)."""
     if rnd.over or twin.collapsed:
         return True
-    return rnd.hand is None and rnd.tower.names() == _trimmed(twin.tower_map())
-
-
-def _trimmed(rows):
-    rows = [list(r) for r in rows]
-    while rows and all(b is None for b in rows[-1]):
-        rows.pop()
-    return rows
+    return rnd.hand is None and rnd.tower.names() == _real_tower(twin.tower_map()).names()
 
 
 def missing_events(rnd, truth: list[dict], names: list[str]) -> list[dict] | None:
@@ -447,20 +428,12 @@ def physical_place(tower_map: list[list[str | None]], player) -> tuple[int, int]
     A player looks at the tower, not at the referee's map, so a referee that misread a turn
     never makes the twin stack a block into an occupied slot.
     """
-    from referee.blocks import Block
-    from referee.tower import Tower
-
-    rows = [[Block.parse(n) if n else None for n in row] for row in tower_map]
-    tower = Tower.build(rows)
+    tower = _real_tower(tower_map)
     level = tower.place_level()
     free = tower.free_slots(level)
     if 1 in free and player.rng.random() < player.skill.care:
         return level, 1
     return level, player.rng.choice(free)
-
-
-def _defaults(name: str) -> Path:
-    return Path(__file__).resolve().parents[2] / "calibration" / "defaults" / name
 
 
 class _Pacer:
@@ -482,20 +455,6 @@ class _Pacer:
         ahead = sim - (time.monotonic() - self.t0_wall)
         if ahead > 0:
             time.sleep(ahead)
-
-
-def _serve(hub, store, opts: DemoOptions, echo):
-    from web_ui.app import create_app
-    from web_ui.server import BackgroundServer
-
-    app = create_app(hub, store)
-    try:
-        server = BackgroundServer(app, getattr(opts, "host", "127.0.0.1"), opts.port).start()
-    except OSError as exc:
-        echo(f"The status page could not start on port {opts.port} ({exc.strerror}); going on without it.")
-        return None
-    server.pin = app.config["TABLE_PIN"]
-    return server
 
 
 def release_latencies(truth: list[dict], timeline: list[tuple[str, float, float]]) -> list[float]:

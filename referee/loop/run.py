@@ -47,7 +47,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
     from hardware.detectors.fusion import SensorDetectors
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
     from referee.loop.build import BuildReader
-    from referee.loop.demo import _defaults, _frame_to_page, _serve
+    from referee.loop.wiring import default_settings, frame_to_page, serve_page
     from referee.loop.perception import MapGuidedReader
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.session import RefereeSession
@@ -82,7 +82,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
         return 2
     store = MatchStore(opts.log) if opts.log else MatchStore()
     hub = TableHub()
-    server = _serve(hub, store, _PortOpts(opts.port, opts.host), echo) if opts.serve else None
+    server = serve_page(hub, store, opts.host, opts.port, echo) if opts.serve else None
     if server is not None:
         echo(f"Status page: {server.url}  (table PIN {server.pin})")
     session = RefereeSession(store, hub, devices.speaker, devices.clock, echo=echo)
@@ -105,10 +105,10 @@ def run_table(opts: RunOptions, echo=print) -> int:
             return 0
         session.start_match(players, opts.options)
     n = len(session.players)
-    fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(_defaults("fusion.json")))
+    fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(default_settings("fusion.json")))
     detectors = SensorDetectors(load_detector_config(calibration.detectors_path()))
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
-                     buttons=devices.buttons, speaker=devices.speaker, on_frame=_frame_to_page(session))
+                     buttons=devices.buttons, speaker=devices.speaker, on_frame=frame_to_page(session))
     try:
         while not stop.flag:
             if session.round is None or session.round.over:
@@ -130,12 +130,6 @@ def run_table(opts: RunOptions, echo=print) -> int:
     return 0
 
 
-@dataclass
-class _PortOpts:
-    port: int
-    host: str = "127.0.0.1"
-
-
 def _wait_for_players(hub, tick, echo) -> list[str] | None:
     echo("Waiting for the players: enter names and seats on the status page.")
     while tick():
@@ -148,7 +142,6 @@ def _wait_for_players(hub, tick, echo) -> list[str] | None:
 def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | None]] | None:
     """Read levels as they are laid until the builder presses "confirm" (or 15 levels are read)."""
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
-    hub_say = session._announce
     while tick():
         for press in devices.buttons.read() if devices.buttons is not None else []:
             if press.button == "confirm" and build.levels:
@@ -170,13 +163,10 @@ def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | 
         clash = build.over_counted()
         if doubtful or clash:
             spots = ", ".join(f"level {lv} slot {s}" for lv, s in clash)
-            hub_say(session.round, [f"Level {read.level}: please check slots {doubtful} ({names})."
+            session.announce([f"Level {read.level}: please check slots {doubtful} ({names})."
                                     + (f" Too many of one block: {spots}." if clash else "")], urgent=True)
         else:
             echo(f"Level {read.level}: {names}")
-        if read.level >= len(BLOCK_LEVELS):
-            return build.rows()
+        if len(build.rows()) * 3 >= len(build.block_set):
+            return build.rows()  # every block of the set is in the tower
     return None
-
-
-BLOCK_LEVELS = range(15)

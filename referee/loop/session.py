@@ -116,7 +116,7 @@ class RefereeSession:
             try:
                 match = match.apply(parse_event(logged.event))
             except IllegalEvent as exc:  # a log written by another version: report, keep going
-                self._echo(f"resume: event {logged.round}/{logged.seq} is no longer accepted: {exc}")
+                self.note(f"resume: event {logged.round}/{logged.seq} is no longer accepted: {exc}")
             last_round = logged.round
         if match.current is None:
             return False
@@ -125,7 +125,7 @@ class RefereeSession:
         self.options = dict(info.get("options") or {}) or None
         rnd = self.round
         note = f"Resuming match {self.match_id}, round {self.round_no}, where it stopped."
-        self._announce(rnd, [note] + [s for s in _prompt(rnd)], urgent=False)
+        self.announce([note] + [s for s in _prompt(rnd)], urgent=False)
         return True
 
     # -- events ---------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ class RefereeSession:
             self.stats.refused += 1
             self.last_refusal = str(exc)
             report = {"ok": False, "error": str(exc)}
-            self._echo(f"refused {event}: {exc}")
+            self.note(f"refused {event}: {exc}")
             if self.hub is not None:
                 self.hub.publish({**self._table_state(), "ok": False, "error": str(exc)}, [f"Please check: {exc}"])
             return report
@@ -149,13 +149,13 @@ class RefereeSession:
         if self.store is not None:
             self.store.append(self.match_id, self.round_no, parsed.to_dict(), evidence=evidence,
                               t=time.time(), output=report)
-            if rnd.over and (prev is None or not prev.over or prev is not rnd):
+            if rnd.over and (prev is None or not prev.over):  # this event ended the round
                 self.store.finish_round(self.match_id, self.round_no, rnd.outcome.winner, rnd.outcome.loser,
                                         rnd.outcome.reason)
         self.stats.accepted += 1
         self.stats.timeline.append((parsed.kind, self.clock.now(), time.monotonic()))
         self._track_pending(rnd)
-        self._announce(rnd, report["say"], urgent=bool(report["fouls"]) or rnd.over)
+        self.announce(report["say"], urgent=bool(report["fouls"]) or rnd.over)
         if released_at is not None:
             self.stats.announce_latency_s.append(max(0.0, self.clock.now() - released_at))
         return report
@@ -185,7 +185,7 @@ class RefereeSession:
             return None
         color = rnd.default_color().value
         who = self.pending.player
-        self._announce(rnd, [f"{who} named no color in time: the referee names {color}."], urgent=False)
+        self.announce([f"{who} named no color in time: the referee names {color}."], urgent=False)
         return self.submit({"event": rnd.waiting_for, "color": color, "player": who},
                            evidence={"source": "timeout", "waited_s": round(self.clock.now() - self.pending.since, 2)})
 
@@ -236,18 +236,20 @@ class RefereeSession:
         state["standings"] = {p: vars(s) for p, s in self.match.standings}
         return state
 
-    def _announce(self, rnd, lines: Sequence[str], urgent: bool) -> None:
+    def announce(self, lines: Sequence[str], urgent: bool = False) -> None:
+        """Show lines on the page (with the table state) and speak them."""
         lines = [s for s in lines if s]
         if self.hub is not None:
             state = self._table_state()
             state["say"] = list(lines)
             self.hub.publish(state, list(lines), self.frame_jpeg)
         for line in lines:
-            self._echo(line)
+            self.note(line)
             if self.speaker is not None:
                 self.speaker.say(line, urgent=urgent)
 
-    def _echo(self, text: str) -> None:
+    def note(self, text: str) -> None:
+        """A line for the console (the operator), not for the table."""
         if self.echo is not None:
             self.echo(text)
 

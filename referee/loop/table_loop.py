@@ -160,7 +160,7 @@ class TableLoop:
                 reading = self.reader.read(frame.image, frame.t, frame.seq, z_hint, top_names)
             except Exception as exc:  # an unreadable frame is reported and skipped, never fatal
                 self.stats.unreadable_frames += 1
-                self.session._echo(f"camera frame {frame.seq} unreadable: {exc}")
+                self.session.note(f"camera frame {frame.seq} unreadable: {exc}")
         self.stats.frames += 1
         if self.on_frame is not None:
             self.on_frame(frame, reading)
@@ -189,7 +189,7 @@ class TableLoop:
                     continue  # asked a moment ago and still waiting for the answer: not again
                 self._asked = (out.text, now)
                 self.stats.questions.append(out)
-                self.session._announce(self.session.round, [out.text], urgent=True)
+                self.session.announce([out.text], urgent=True)
                 answer = self.on_question(out) if self.on_question is not None else None
                 for event in answer or []:
                     self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
