@@ -31,6 +31,7 @@ class DemoOptions:
     busy_frame_period_s: float = 0.066  # ... and while a pull is under way
     voice_dir: str | None = None  # WAV files instead of the sound device
     vision_dir: str | None = None
+    calibration_dir: str | None = None  # a whole table calibration (vision, load cell, detectors), as `stacko calibrate` writes it
     quiet: bool = False
     options: dict | None = None
     referee_patience_s: float = 6.0  # how long players wait for the referee's call before telling it
@@ -76,6 +77,8 @@ def vision_calibration(opts: DemoOptions, echo) -> str:
     this vision code, else one made once from a twin kit and kept in the user's cache."""
     if opts.vision_dir:
         return opts.vision_dir
+    if opts.calibration_dir:
+        return str(Path(opts.calibration_dir) / "vision")
     if _stamp(SHIPPED_TWIN_VISION) == vision_code_version():
         return str(SHIPPED_TWIN_VISION)
     from platformdirs import user_cache_dir
@@ -127,6 +130,22 @@ def vision_code_version() -> str:
     return h.hexdigest()[:12]
 
 
+def table_calibration(opts: DemoOptions, echo) -> tuple[dict | None, Path | None]:
+    """The device settings and detector settings of a calibration folder, as `stacko run` uses
+    them on the Pi (the load cell's measured scale, the IMU's thresholds); (None, None) without one."""
+    if not opts.calibration_dir:
+        return None, None
+    from calibration.files import CalibrationDir
+    from hardware.backends import load_device_config
+
+    cal = CalibrationDir(Path(opts.calibration_dir))
+    config = load_device_config()
+    scale = cal.loadcell()  # a bad or missing file stops the demo with the calibration's own message
+    config["loadcell"] = {**config["loadcell"], "offset_counts": scale.offset_counts, "counts_per_gram": scale.counts_per_gram}
+    echo(f"Calibration: {cal.path} (load cell {scale.counts_per_gram:.1f} counts/g, detectors {cal.detectors_path().name})")
+    return config, cal.detectors_path()
+
+
 def run_demo(opts: DemoOptions) -> DemoResult:
     """Referee one round on the twin from build to the end; returns the result and the checks."""
     import hardware.sim  # noqa: F401  (picks the offscreen GL before MuJoCo loads)
@@ -159,7 +178,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     # The builder stacks the tower under the camera; the referee reads each level as it is laid.
     read_rows, build_asked = read_build(tower, opts, reader, echo)
     twin = Twin(opts.seed, tower, n_seats=opts.players)
-    devices = build_devices("sim", twin=twin, wav_dir=opts.voice_dir, quiet_voice=opts.voice_dir is None and opts.fast)
+    device_config, detector_settings = table_calibration(opts, echo)
+    devices = build_devices("sim", twin=twin, config=device_config, wav_dir=opts.voice_dir,
+                            quiet_voice=opts.voice_dir is None and opts.fast)
     clock = twin.clock
     devices.camera = match_camera(twin, opts.seed)
     if not opts.fast and opts.voice_dir is None and _sound_device():
@@ -172,7 +193,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             echo(f"No sound device: the referee's announcements are written as WAV files in {folder}")
     session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
     fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(default_settings("fusion.json")))
-    detectors = SensorDetectors(load_detector_config())
+    detectors = SensorDetectors(load_detector_config(detector_settings))
     skill = SkillProfile.named(opts.skill)
     players = [SimPlayer(n, i, skill, random.Random(rng.randrange(1 << 30))) for i, n in enumerate(names)]
     by_name = {p.name: p for p in players}
