@@ -44,6 +44,7 @@ class FusionConfig:
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
+    place_under_hand_confidence: float = 0.75  # a new block read this surely counts while the hand withdraws
 
     @classmethod
     def from_file(cls, path: str | Path) -> "FusionConfig":
@@ -115,6 +116,7 @@ class Question:
     text: str
     options: tuple[str, ...]
     context: dict = field(default_factory=dict)
+    kind: str = "which_block"  # "which_block" (a block name), "which_spot" ("level/slot" it left), "where_placed"
 
 
 Output = Union[FusedEvent, Question]
@@ -152,18 +154,23 @@ class Fuser:
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
-        """One camera reading. Hands start (or feed) a pull; a settled new block on top ends it."""
+        """One camera reading. Hands start (or feed) a pull; a settled new block on top ends it.
+
+        An uncertain reading (a hand hiding part of the top) still says where the hands are, so it
+        feeds the pull's seat and two-hand evidence; only sure readings decide a place or a collapse.
+        """
         self.recent.append(reading)
         horizon = reading.t - self.config.pull_window_s
         while self.recent and self.recent[0].t < horizon:
             self.recent.pop(0)
-        if not any(s.occupied for s in reading.slots):
-            self.vanished += 1
-            out = self._collapse_seen(reading, rnd)
-            if out:
-                return out
-        else:
-            self.vanished = 0
+        if not reading.uncertain:
+            if not any(s.occupied for s in reading.slots):
+                self.vanished += 1
+                out = self._collapse_seen(reading, rnd)
+                if out:
+                    return out
+            else:
+                self.vanished = 0
         if reading.hands:  # a hand over the tower may hide or hold a block: wait until it has gone
             pull = self.pull or self._start(None)
             for seat in (self.seating.seat_of(h) for h in reading.hands):
@@ -176,31 +183,50 @@ class Fuser:
                 for h in reading.hands:
                     if h.side in AXIS_OF_SIDE:
                         pull.axis_votes[AXIS_OF_SIDE[h.side]] += 1
-            pull.stable, pull.last_hand_t = 0, reading.t
+            pull.last_hand_t = reading.t
+            if pulling or reading.uncertain:
+                pull.stable = 0
+                return []
+            # The block is out and a hand is over the top: it may be letting go of it. A new block
+            # read surely, in the same place on consecutive frames, is the place (the referee need
+            # not wait for the hand to withdraw; the weight settling comes later and only confirms).
+            return self._settle(pull, reading, rnd, self.config.place_under_hand_confidence)
+        if reading.uncertain:
             return []
         if self.pull is None:
             if placed_slot(rnd.tower, reading) is None:
                 return []
             self.pull = self._start(None)  # a block appeared without a hand seen: still judge it
         pull = self.pull
-        names = tuple(reading.names) + (reading.orientation,)
-        pull.stable = pull.stable + 1 if names == pull.last_names else 1
-        pull.last_names = names
-        if pull.stable < self.config.settle_frames:
-            return []
-        out = self._try_place(pull, reading, rnd)
+        out = self._settle(pull, reading, rnd, 0.0)
         if out:
             return out
+        if pull.stable < self.config.settle_frames:
+            return []
         waited_from = pull.place_t if pull.place_t is not None else None
         if waited_from is not None and reading.t - waited_from > self.config.place_timeout_s:
             self.questions_asked += 1
             self.pull = None
             return [Question("The referee did not see where the block went: please show where it was placed.",
                              place_choices(rnd.tower),
-                             {"player": self._name(rnd, pull)})]
+                             {"player": self._name(rnd, pull), "two_hand_frames": pull.two_hand_frames,
+                              "lift_t": pull.lift_t, "place_t": pull.place_t}, kind="where_placed")]
         if pull.lift_t is None and pull.place_t is None:
             self.pull = None  # hands came and went, nothing left the tray: a touch at most
         return []
+
+    def _settle(self, pull: "_Pull", reading: TopLevelReading, rnd: Round, min_conf: float) -> list[Output]:
+        """Count frames that agree on the top; once enough do, judge the place (if any)."""
+        names = tuple(reading.names) + (reading.orientation,)
+        pull.stable = pull.stable + 1 if names == pull.last_names else 1
+        pull.last_names = names
+        if pull.stable < self.config.settle_frames:
+            return []
+        if min_conf > 0:
+            placed = placed_slot(rnd.tower, reading)
+            if placed is None or reading.slots[placed[1]].confidence < min_conf:
+                return []
+        return self._try_place(pull, reading, rnd)
 
     def reset(self) -> None:
         """Forget the pull in progress (the table told the referee what happened, or a new round)."""
@@ -294,28 +320,71 @@ class Fuser:
         axis = pull.axis_votes.most_common(1)[0][0] if pull.axis_votes else None
         choice = choose_block(tower, slot_reading, self.config, axis)
         puller = self._name(rnd, pull)
+        context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
+                   "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t,
+                   "axis": axis}
         if isinstance(choice, Question):
             self.questions_asked += 1
             self.pull = None
-            return [Question(choice.text, choice.options,
-                             {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq})]
+            return [Question(choice.text, choice.options, {**choice.context, **context}, choice.kind)]
         block, source, note = choice
         evidence = {
             "lift_t": pull.lift_t, "place_t": pull.place_t, "frame": reading.frame_seq,
             "reading": reading.names, "orientation": reading.orientation,
             "confidence": round(slot_reading.confidence, 3), "seat_votes": dict(pull.votes),
             "two_hand_frames": pull.two_hand_frames, "note": note,
+            "hands_in_frame": len(reading.hands),
         }
-        events: list[Output] = [FusedEvent(
-            {"event": "pull", "level": source[0], "slot": source[1], "player": puller, "block": block.name}, evidence)]
-        if pull.two_hand_frames >= self.config.two_hands_frames:
-            events.append(FusedEvent({"event": "two_hands", "player": puller},
-                                     {"frames": pull.two_hand_frames, "lift_t": pull.lift_t}))
         released = pull.place_t if pull.place_t is not None else reading.t
-        events.append(FusedEvent({"event": "place", "level": level, "slot": slot}, evidence, released_at=released))
         self.pull = None
+        return self._pull_and_place(puller, block.name, source, (level, slot), pull.two_hand_frames, evidence, released)
+
+    def _pull_and_place(self, puller: str | None, block: str, source: tuple[int, int], spot: tuple[int, int],
+                        two_hand_frames: int, evidence: dict, released: float | None) -> list[Output]:
+        """The pull (from where the map holds the block), "two hands" if seen, and the place."""
+        events: list[Output] = [FusedEvent(
+            {"event": "pull", "level": source[0], "slot": source[1], "player": puller, "block": block}, evidence)]
+        if two_hand_frames >= self.config.two_hands_frames:
+            events.append(FusedEvent({"event": "two_hands", "player": puller},
+                                     {"frames": two_hand_frames, "lift_t": evidence.get("lift_t")}))
+        events.append(FusedEvent({"event": "place", "level": spot[0], "slot": spot[1]}, evidence, released_at=released))
         return events
 
+    # -- answers from the table -------------------------------------------------------------------
+    def answer(self, question: Question, option: str, rnd: Round) -> list[Output]:
+        """The table picked `option` for `question`: the events it settles, or the next question.
+
+        "where_placed" gives the spot, then asks which block it is; "which_block" gives the block,
+        then asks which of its places it left if the map holds it twice; "which_spot" gives that.
+        """
+        if option not in question.options:
+            raise ValueError(f"{option!r} is not one of the choices ({', '.join(question.options)})")
+        ctx = dict(question.context)
+        evidence = {"answered": option, "question": question.text, "lift_t": ctx.get("lift_t"),
+                    "place_t": ctx.get("place_t"), "two_hand_frames": ctx.get("two_hand_frames", 0)}
+        released = ctx.get("place_t")
+        two = int(ctx.get("two_hand_frames") or 0)
+        tower = rnd.tower
+        if question.kind == "where_placed":
+            level, slot = (int(v) for v in option.split("/"))
+            names = sorted({b.name for lv, s, b in tower.positions() if lv < tower.top_level or tower.is_available(lv, s)})
+            self.questions_asked += 1
+            return [Question(f"Which block was placed on level {level}, slot {slot}?", tuple(names),
+                             {**ctx, "level": level, "slot": slot}, kind="which_block")]
+        spot = (int(ctx["level"]), int(ctx["slot"]))
+        if question.kind == "which_block":
+            from referee.observations import SlotReading
+
+            choice = choose_block(tower, SlotReading(Block.parse(option), 1.0), self.config, ctx.get("axis"))
+            if isinstance(choice, Question):
+                self.questions_asked += 1
+                return [Question(choice.text, choice.options, {**ctx, **choice.context}, choice.kind)]
+            block, source, note = choice
+            return self._pull_and_place(ctx.get("player"), block.name, source, spot, two, {**evidence, "note": note}, released)
+        if question.kind == "which_spot":
+            level, slot = (int(v) for v in option.split("/"))
+            return self._pull_and_place(ctx.get("player"), ctx["block"], (level, slot), spot, two, evidence, released)
+        raise ValueError(f"unknown question kind {question.kind!r}")
 
 def placed_slot(tower: Tower, reading: TopLevelReading) -> tuple[int, int] | None:
     """Where a new block appeared on top, comparing the camera's top level with the map's."""
@@ -384,7 +453,7 @@ def choose_block(tower: Tower, reading, config: FusionConfig, axis: str | None =
     if len(tied) > 1:
         where = " or ".join(f"level {lv}, slot {s}" for lv, s in tied)
         return Question(f"Which {block.spoken()} was pulled: {where}?", tuple(f"{lv}/{s}" for lv, s in tied),
-                        {"block": name})
+                        {"block": name}, kind="which_spot")
     if len(spots) > 1:
         note = (note + "; " if note else "") + f"{len(spots)} places hold {name}: the others may not be pulled"
     return block, spots[0], note

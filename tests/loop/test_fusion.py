@@ -182,3 +182,68 @@ def test_a_block_the_map_holds_twice_is_asked_about_unless_the_hand_shows_which(
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
     out = feed(f, rnd, landed)
     assert out[0].event == {"event": "pull", "level": 2, "slot": 1, "player": "Ana", "block": "red-2"}
+
+
+def test_the_place_is_called_as_the_hand_lets_go_not_when_it_has_withdrawn():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    feed(f, rnd, [top(before, "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    still_holding = [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")]) for i in range(2)]
+    out = feed(f, rnd, still_holding)
+    assert [o.event["event"] for o in out] == ["pull", "place"]
+
+
+def test_a_doubtful_block_under_a_hand_waits_for_the_hand_to_go():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    half_hidden = [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")], conf=0.5) for i in range(3)]
+    assert feed(f, rnd, half_hidden) == []
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.3)])
+    assert [o.event["event"] for o in out] == ["pull", "place"]
+
+
+def test_while_the_block_comes_out_nothing_on_top_is_judged_and_uncertain_frames_still_count_hands():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    unsure = TopLevelReading("y", top(before, "y", 0).slots, (hand("east"), hand("east")), t=0.1, uncertain=True)
+    feed(f, rnd, [unsure, TopLevelReading("y", unsure.slots, unsure.hands, t=0.2, uncertain=True),
+                  TopLevelReading("y", unsure.slots, unsure.hands, t=0.3, uncertain=True)])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.35), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert [o.event["event"] for o in out] == ["pull", "two_hands", "place"]
+
+
+def test_the_table_answers_which_of_two_identical_blocks_was_pulled():
+    rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
+    f = Fuser(SEATS)
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    (question,) = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert question.kind == "which_spot"
+    out = f.answer(question, "2/1", rnd)
+    assert [o.event for o in out] == [{"event": "pull", "level": 2, "slot": 1, "player": "Ana", "block": "red-2"},
+                                      {"event": "place", "level": 5, "slot": 1}]
+    assert out[0].evidence["answered"] == "2/1"
+
+
+def test_an_unseen_place_is_answered_in_two_steps_where_then_which_block():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    q = Question("where?", ("5/0", "5/1", "5/2"), {"player": "Ana", "two_hand_frames": 0}, kind="where_placed")
+    (which,) = f.answer(q, "5/1", rnd)
+    assert which.kind == "which_block" and "red-2" in which.options
+    out = f.answer(which, "red-2", rnd)
+    assert [o.event["event"] for o in out] == ["pull", "place"]
+    assert out[1].event == {"event": "place", "level": 5, "slot": 1}
+
+
+def test_an_answer_that_is_not_a_choice_is_refused():
+    import pytest
+
+    q = Question("where?", ("5/0",), {}, kind="where_placed")
+    with pytest.raises(ValueError, match="not one of the choices"):
+        Fuser(SEATS).answer(q, "9/9", rnd3())
