@@ -13,7 +13,10 @@ from referee.blocks import Color
 
 MAX_NAME = 24
 NAME_RE = re.compile(r"^[\w][\w .'\-]*$", re.UNICODE)
-ACTION_TYPES = ("wild_color", "penalty_color", "uno", "claim_no_match", "players")
+ACTION_TYPES = ("wild_color", "penalty_color", "uno", "claim_no_match", "players", "answer", "undo", "event")
+# Events the table may enter by hand (a new round's setup comes from the referee, not the page).
+HAND_EVENTS = ("pull", "place", "wild_color", "penalty_color", "two_hands", "uno", "touch", "claim_no_match", "collapse")
+MAX_TOKEN = 64  # a question id or an answer option
 
 
 class ActionError(ValueError):
@@ -43,7 +46,9 @@ def parse_action(data: Any) -> dict:
 
     Forms: {"action": "wild_color"|"penalty_color", "color", optional "player"},
     {"action": "uno", "caller", "offender"}, {"action": "claim_no_match", "player"},
-    {"action": "players", "players": [names in seat order, first builds]}.
+    {"action": "players", "players": [names in seat order, first builds]},
+    {"action": "answer", "question": id, "option": one of the question's options},
+    {"action": "undo"} (take back the last call), {"action": "event", "event": {a referee event}}.
     """
     if not isinstance(data, dict):
         raise ActionError("a request must be a JSON object")
@@ -63,6 +68,13 @@ def parse_action(data: Any) -> dict:
         return {"action": "uno", "caller": caller, "offender": offender}
     if kind == "claim_no_match":
         return {"action": "claim_no_match", "player": _name(data.get("player"), "'no match'")}
+    if kind == "answer":
+        return {"action": "answer", "question": _token(data.get("question"), "the question"),
+                "option": _token(data.get("option"), "the answer")}
+    if kind == "undo":
+        return {"action": "undo"}
+    if kind == "event":
+        return {"action": "event", "event": _hand_event(data.get("event"))}
     players = data.get("players")
     if not isinstance(players, list) or not 2 <= len(players) <= 10:
         raise ActionError("a table needs 2 to 10 players")
@@ -72,11 +84,60 @@ def parse_action(data: Any) -> dict:
     return {"action": "players", "players": names}
 
 
+def _token(value: Any, what: str) -> str:
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).strip():
+        raise ActionError(f"{what} is missing")
+    text = str(value).strip()
+    if len(text) > MAX_TOKEN or not text.isprintable():
+        raise ActionError(f"{what} is not one the referee could have offered")
+    return text
+
+
+def _hand_event(value: Any) -> dict:
+    """A referee event entered by hand: well formed here; whether it is legal is the engine's call."""
+    from referee.events import IllegalEvent, parse_event
+
+    if not isinstance(value, dict):
+        raise ActionError('an event must be an object like {"event": "pull", "level": 4, "slot": 0}')
+    kind = value.get("event")
+    if kind not in HAND_EVENTS:
+        raise ActionError(f"the page can enter these events: {', '.join(HAND_EVENTS)}; not {kind!r}")
+    event = {k: v for k, v in value.items() if v not in (None, "")}
+    for key in ("player", "caller", "offender"):
+        if key in event:
+            event[key] = _name(event[key], f"the event's {key}")
+    if "color" in event:
+        event["color"] = _color(event["color"])
+    try:
+        return parse_event(event).to_dict()
+    except IllegalEvent as exc:
+        raise ActionError(str(exc)) from None
+
+
+def check_answer(action: dict, question: dict | None, answered: bool = False) -> None:
+    """An answer must be to the question open on the page now, and one of its options.
+
+    `answered`: this question already got an answer that is on its way to the referee."""
+    if not question:
+        raise ActionError("the referee has no open question: it was already answered or withdrawn")
+    if action["question"] != question.get("id"):
+        raise ActionError("that question is no longer open: the referee has moved on; answer the one on the page now")
+    if answered:
+        raise ActionError("this question was already answered")
+    options = [str(o) for o in question.get("options") or []]
+    if action["option"] not in options:
+        labels = question.get("labels") or options
+        raise ActionError(f"{action['option']!r} is not one of the answers: pick one of {', '.join(map(str, labels))}")
+
+
 def action_to_event(action: dict) -> dict | None:
-    """The CONTRACT section 1 event an action stands for (None for player setup, which is not one)."""
+    """The CONTRACT section 1 event an action stands for (None for player setup, answers and undo,
+    which are not referee events themselves)."""
     kind = action["action"]
-    if kind == "players":
+    if kind in ("players", "answer", "undo"):
         return None
+    if kind == "event":
+        return dict(action["event"])
     event = {k: v for k, v in action.items() if k not in ("action", "t", "source")}
     event["event"] = kind
     return event

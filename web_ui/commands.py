@@ -97,7 +97,7 @@ def _log_show(args: argparse.Namespace) -> int:
         match_id = _pick_match(store, args.match)
         info = store.match(match_id)
         print(f"match {match_id}: {', '.join(info['players'])}")
-        for e in store.events(match_id, args.round):
+        for e in store.events(match_id, args.round, include_voided=True):
             fields = " ".join(f"{k}={json.dumps(v) if isinstance(v, (list, dict)) else v}"
                               for k, v in e.event.items() if k not in ("event", "tower"))
             out = e.output or {}
@@ -105,7 +105,8 @@ def _log_show(args: argparse.Namespace) -> int:
             fouls = ", ".join(f"{f.get('player')} {f.get('rule')}" for f in out.get("fouls") or [])
             print(f"  r{e.round} #{e.seq:<3} {e.event.get('event'):<14} {fields}"
                   + (f"  -> {decision}" if decision else "") + (f"  [foul: {fouls}]" if fouls else "")
-                  + ("  [evidence]" if e.evidence else ""))
+                  + ("  [evidence]" if e.evidence else "")
+                  + (f"  [VOIDED: {e.void['reason'] or 'taken back'}]" if e.voided else ""))
     return 0
 
 
@@ -125,7 +126,8 @@ def _log_replay(args: argparse.Namespace) -> int:
                 print(json.dumps(line, ensure_ascii=False))
             changed += len(report)
             n = len(store.events(match_id, round_no))
-            print(f"match {match_id} round {round_no}: {n} events, "
+            voided = len(store.events(match_id, round_no, include_voided=True)) - n
+            print(f"match {match_id} round {round_no}: {n} events" + (f" ({voided} voided, left out)" if voided else "") + ", "
                   + (f"{len(report)} decided differently now" if report else "every decision the same"), file=sys.stderr)
     return 1 if changed else 0
 

@@ -28,6 +28,7 @@ class LogFollower:
         self.hub = hub
         self.interval_s = interval_s
         self._cursor = store.latest_round_start_rowid()
+        self._void_cursor = store.last_void_rowid()
         self._round: tuple[str, int] | None = None
         self._events: list[dict] = []
         self._outputs: list[dict] = []
@@ -58,9 +59,26 @@ class LogFollower:
         for rowid, entry in batch:
             self._cursor = rowid
             self._take(entry)
+        voids = self.store.voids_after(self._void_cursor)
+        if voids:
+            self._void_cursor = voids[-1][0]
+            if any((m, r) == self._round for _, m, r, _ in voids):
+                self._rebuild()
         return len(batch)
 
-    def _take(self, entry: LoggedEvent) -> None:
+    def _rebuild(self) -> None:
+        """An event of the shown round was taken back: re-run the round from the events that stand."""
+        assert self._round is not None
+        match_id, round_no = self._round
+        self._round = None
+        last = None
+        for entry in self.store.events(match_id, round_no):
+            last = self._take(entry, publish=False) or last
+        if last is not None:
+            self.hub.publish(dict(last[1], say=["The referee took back an event."]), ["The referee took back an event."])
+
+    def _take(self, entry: LoggedEvent, publish: bool = True) -> tuple[dict, dict] | None:
+        """Follow one logged event; publish the table after it (or return (output, report) if not)."""
         key = (entry.match, entry.round)
         if key != self._round:
             self._round, self._events, self._outputs = key, [], []
@@ -73,10 +91,13 @@ class LogFollower:
         self._events.append(entry.event)
         self._outputs.append(output)
         if not output.get("ok"):
-            return  # a refused event leaves the table as it was
+            return None  # a refused event leaves the table as it was
         step = tower_steps(self._events, self._outputs)[-1]
         report = dict(output, match=entry.match, round=entry.round, players=self.store.players(entry.match),
                       standings=standings_by_player(self.store, entry.match))
         report.setdefault("tower", step["tower"])
         report.setdefault("hand", step["hand"])
+        if not publish:
+            return output, report
         self.hub.publish(report, list(output.get("say") or []))
+        return output, report

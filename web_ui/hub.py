@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import ActionError, parse_action
+from .actions import ActionError, check_answer, parse_action
 
 
 @dataclass(eq=False)  # compared and hashed by identity: each is one viewer
@@ -49,6 +49,8 @@ class TableHub:
         self._frame: bytes | None = None
         self._frame_seq: int | None = None
         self._actions: "queue.Queue[dict]" = queue.Queue(maxsize=action_queue)
+        self._question: dict | None = None   # the referee's open question, as last published
+        self._answered = False               # an answer to it is already queued
 
     # -- loop -> page -----------------------------------------------------------------------
     def publish(self, report: dict, say: list[str] | None = None, frame_jpeg: bytes | None = None) -> int:
@@ -58,6 +60,9 @@ class TableHub:
             raise TypeError("report must be a dict")
         say = list(say if say is not None else report.get("say") or [])
         with self._lock:
+            question = report.get("question") if isinstance(report.get("question"), dict) else None
+            if question != self._question:
+                self._question, self._answered = question, False
             self._seq += 1
             if frame_jpeg is not None:
                 self._frame, self._frame_seq = bytes(frame_jpeg), self._seq
@@ -134,11 +139,22 @@ class TableHub:
         checked = parse_action(action)
         checked["t"] = time.time()
         checked["source"] = source
-        try:
-            self._actions.put_nowait(checked)
-        except queue.Full:
-            raise ActionError("the referee is busy; try again in a moment") from None
+        with self._lock:
+            if checked["action"] == "answer":  # only the open question, and only once
+                check_answer(checked, self._question, self._answered)
+            try:
+                self._actions.put_nowait(checked)
+            except queue.Full:
+                raise ActionError("the referee is busy; try again in a moment") from None
+            if checked["action"] == "answer":
+                self._answered = True
         return checked
+
+    @property
+    def question(self) -> dict | None:
+        """The referee's open question as last published (None: none)."""
+        with self._lock:
+            return self._question
 
     def actions(self) -> list[dict]:
         """Every queued request, oldest first, without waiting (the loop polls this each tick)."""

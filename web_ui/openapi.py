@@ -45,7 +45,7 @@ def openapi_document() -> dict:
                                          "type": "object", "required": ["pin"], "properties": {"pin": {"type": "string"}}}}}},
                                      "responses": {"200": _json({"type": "object"}), **_errors(400, 403, 429)}}},
             "/api/lock": {"post": {"summary": "Give up control in this browser", "responses": {"200": _json({"type": "object"})}}},
-            "/api/actions": {"post": {"summary": "Ask the referee: a color, 'Uno!', 'no match', or the players",
+            "/api/actions": {"post": {"summary": "Ask the referee: a color, 'Uno!', 'no match', the players, an answer to its question, undo, or an event by hand",
                                       "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Action"}}}},
                                       "responses": {"202": _json({"type": "object"}, "queued for the referee"),
                                                     **_errors(400, 403, 429)}}},
@@ -89,7 +89,17 @@ def openapi_document() -> dict:
                           "items": {"type": "array", "items": {"type": ["string", "null"]}}},
                 "hand": {"description": "the block in hand (name) or null"},
                 "players": {"type": "array", "items": {"type": "string"}, "description": "seat order"},
-                "match": {"type": "string"}, "round": {"type": "integer"}}},
+                "match": {"type": "string"}, "round": {"type": "integer"},
+                "question": {"description": "the referee's open question or null",
+                             "oneOf": [{"type": "null"}, {"type": "object", "required": ["id", "text", "options", "labels"], "properties": {
+                                 "id": {"type": "string"}, "text": {"type": "string"},
+                                 "options": {"type": "array", "items": {"type": "string"}},
+                                 "labels": {"type": "array", "items": {"type": "string"}}}}]},
+                "legal_pulls": {"type": "array", "description": "pulls the player to act may make without a foul",
+                                "items": {"type": "object", "properties": {"level": {"type": "integer"}, "slot": {"type": "integer"},
+                                                                           "block": {"type": "string"}}}},
+                "place_options": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+                "can_undo": {"type": "boolean"}}},
             "Action": {"oneOf": [
                 {"type": "object", "required": ["action", "color"], "properties": {
                     "action": {"enum": ["wild_color", "penalty_color"]},
@@ -101,13 +111,22 @@ def openapi_document() -> dict:
                 {"type": "object", "required": ["action", "players"], "properties": {
                     "action": {"const": "players"},
                     "players": {"type": "array", "minItems": 2, "maxItems": 10, "items": {"type": "string"}}}},
+                {"type": "object", "required": ["action", "question", "option"], "description":
+                    "an answer to the referee's open question (report key 'question'); a stale or repeated one is refused", "properties": {
+                    "action": {"const": "answer"}, "question": {"type": "string"}, "option": {"type": "string"}}},
+                {"type": "object", "required": ["action"], "description": "take back the last accepted event of the round",
+                 "properties": {"action": {"const": "undo"}}},
+                {"type": "object", "required": ["action", "event"], "description": "a referee event entered by hand "
+                    "(CONTRACT section 1, not setup); the engine decides", "properties": {
+                    "action": {"const": "event"}, "event": {"type": "object", "required": ["event"]}}},
             ]},
             "Match": {"type": "object", "properties": {
                 "id": {"type": "string"}, "created": {"type": "number"}, "finished": {"type": ["number", "null"]},
                 "options": {"type": "object"}, "players": {"type": "array", "items": {"type": "string"}},
                 "rounds": {"type": "array", "items": {"type": "object", "properties": {
                     "round": {"type": "integer"}, "winner": {"type": ["string", "null"]},
-                    "loser": {"type": ["string", "null"]}, "reason": {"type": "string"}, "events": {"type": "integer"}}}}}},
+                    "loser": {"type": ["string", "null"]}, "reason": {"type": "string"}, "events": {"type": "integer"},
+                    "voided": {"type": "integer"}}}}}},
             "Standing": {"type": "object", "properties": {
                 "player": {"type": "string"}, "matches": {"type": "integer"}, "rounds": {"type": "integer"},
                 "wins": {"type": "integer"}, "losses": {"type": "integer"}, "fouls": {"type": "integer"}}},

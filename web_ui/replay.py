@@ -47,7 +47,7 @@ def decision_differences(logged: dict | None, now: dict) -> list[dict]:
 
 
 def replay_round(store: MatchStore, match_id: str, round_no: int) -> list[dict]:
-    """Re-run one logged round; a report line for each event decided differently now."""
+    """Re-run one logged round (without its voided events); a line for each event decided differently now."""
     logged = store.events(match_id, round_no)
     outputs = rerun(e.event for e in logged)
     report = []
@@ -117,14 +117,19 @@ def hand_name(hand: Any) -> str | None:
 
 
 def round_steps(store: MatchStore, match_id: str, round_no: int) -> list[dict]:
-    """Each logged event with the decision and the tower after it (the history page's stepper)."""
-    logged: list[LoggedEvent] = store.events(match_id, round_no)
-    outputs = [e.output for e in logged]
-    towers = tower_steps([e.event for e in logged], outputs)
+    """Each logged event with the decision and the tower after it (the history page's stepper).
+
+    Voided events are listed too, with their `void`; the tower after one is the tower before it."""
+    logged: list[LoggedEvent] = store.events(match_id, round_no, include_voided=True)
+    standing = [e for e in logged if not e.voided]
+    towers = iter(tower_steps([e.event for e in standing], [e.output for e in standing]))
+    tower: dict = {"tower": [], "hand": None}
     steps = []
-    for entry, tower in zip(logged, towers):
+    for entry in logged:
+        if not entry.voided:
+            tower = next(towers)
         steps.append({"seq": entry.seq, "t": entry.t, "event": entry.event, "output": entry.output,
-                      "evidence": entry.evidence, "tower": tower["tower"], "hand": tower["hand"]})
+                      "evidence": entry.evidence, "void": entry.void, "tower": tower["tower"], "hand": tower["hand"]})
     return steps
 
 

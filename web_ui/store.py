@@ -87,6 +87,39 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE rounds ADD COLUMN reason TEXT;
     CREATE INDEX rounds_by_finish ON rounds(finished);
     """,
+    # 3: corrections without losing anything. A void takes a logged event back (the event row stays;
+    # the void says when and why); the table's answers to the referee's questions are kept as asked.
+    """
+    CREATE TABLE voids (
+        match_id TEXT NOT NULL,
+        round_no INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        t REAL NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL DEFAULT '',
+        detail TEXT,
+        PRIMARY KEY (match_id, round_no, seq),
+        FOREIGN KEY (match_id, round_no, seq) REFERENCES events(match_id, round_no, seq)
+    );
+    CREATE TRIGGER voids_no_update BEFORE UPDATE ON voids
+        BEGIN SELECT RAISE(ABORT, 'the match log is append-only'); END;
+    CREATE TRIGGER voids_no_delete BEFORE DELETE ON voids
+        BEGIN SELECT RAISE(ABORT, 'the match log is append-only'); END;
+    CREATE TABLE answers (
+        id INTEGER PRIMARY KEY,
+        match_id TEXT,
+        round_no INTEGER,
+        t REAL NOT NULL,
+        question TEXT NOT NULL,
+        option TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT '',
+        events TEXT
+    );
+    CREATE TRIGGER answers_no_update BEFORE UPDATE ON answers
+        BEGIN SELECT RAISE(ABORT, 'the match log is append-only'); END;
+    CREATE TRIGGER answers_no_delete BEFORE DELETE ON answers
+        BEGIN SELECT RAISE(ABORT, 'the match log is append-only'); END;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -102,6 +135,11 @@ class LoggedEvent:
     event: dict
     evidence: dict | None
     output: dict | None
+    void: dict | None = None  # {"t", "reason", "source", "detail"} when the referee took it back
+
+    @property
+    def voided(self) -> bool:
+        return self.void is not None
 
     def export(self) -> dict:
         """The CONTRACT section 3 export line."""
@@ -265,6 +303,59 @@ class MatchStore:
             self._require_match(match_id)
             self._write([("UPDATE matches SET finished = ? WHERE id = ?", (time.time() if t is None else t, match_id))])
 
+    def void(self, match_id: str, round_no: int, seq: int, reason: str = "", source: str = "",
+             detail: dict | None = None, *, reopen_round: bool = False, t: float | None = None) -> None:
+        """Take a logged event back: the event row stays, a void row says when and why.
+
+        `reopen_round`: the voided event had ended the round, so the round is open again (its
+        former result is kept in the void's `detail`)."""
+        detail_text = None if detail is None else _dumps(detail, "void detail")
+        with self._lock:
+            row = self._db.execute(
+                "SELECT (SELECT 1 FROM voids v WHERE v.match_id = e.match_id AND v.round_no = e.round_no AND v.seq = e.seq) "
+                "FROM events e WHERE e.match_id = ? AND e.round_no = ? AND e.seq = ?", (match_id, round_no, seq)).fetchone()
+            if row is None:
+                raise StoreError(f"match {match_id} round {round_no} has no event {seq} to take back")
+            if row[0]:
+                raise StoreError(f"event {seq} of round {round_no} was already taken back")
+            statements = [("INSERT INTO voids(match_id, round_no, seq, t, reason, source, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (match_id, round_no, seq, time.time() if t is None else t, reason, source, detail_text))]
+            if reopen_round:
+                statements.append(("UPDATE rounds SET finished = NULL, winner = NULL, loser = NULL, reason = NULL "
+                                   "WHERE match_id = ? AND round_no = ?", (match_id, round_no)))
+            self._write(statements)
+
+    def voids_after(self, rowid: int) -> list[tuple[int, str, int, int]]:
+        """Voids written after `rowid` (a cursor, as `events_after`): (rowid, match, round, seq)."""
+        with self._lock:
+            rows = self._db.execute("SELECT rowid, match_id, round_no, seq FROM voids WHERE rowid > ? ORDER BY rowid",
+                                    (rowid,)).fetchall()
+        return [(int(r[0]), r[1], int(r[2]), int(r[3])) for r in rows]
+
+    def last_void_rowid(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM voids").fetchone()[0])
+
+    def record_answer(self, match_id: str | None, round_no: int | None, question: dict, option: str,
+                      source: str = "", events: list[dict] | None = None, t: float | None = None) -> int:
+        """Keep the table's answer to a referee question (and the events it led to); returns its id."""
+        with self._lock:
+            self._write([("INSERT INTO answers(match_id, round_no, t, question, option, source, events) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (match_id, round_no, time.time() if t is None else t, _dumps(question, "question"), str(option),
+                           source, None if events is None else _dumps(events, "answer's events")))])
+            return int(self._db.execute("SELECT MAX(id) FROM answers").fetchone()[0])
+
+    def answers(self, match_id: str | None = None) -> list[dict]:
+        """The logged answers, oldest first: {"id", "match", "round", "t", "question", "option", "source", "events"}."""
+        sql = "SELECT id, match_id, round_no, t, question, option, source, events FROM answers"
+        params: tuple = ()
+        if match_id is not None:
+            sql, params = sql + " WHERE match_id = ?", (match_id,)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY id", params).fetchall()
+        return [{"id": r[0], "match": r[1], "round": r[2], "t": r[3], "question": _loads(r[4]), "option": r[5],
+                 "source": r[6], "events": _loads(r[7])} for r in rows]
+
     # -- reading --------------------------------------------------------------------------
     def _require_match(self, match_id: str) -> None:
         if self._db.execute("SELECT 1 FROM matches WHERE id = ?", (match_id,)).fetchone() is None:
@@ -282,10 +373,12 @@ class MatchStore:
             self._require_match(match_id)
             rows = self._db.execute(
                 "SELECT r.round_no, r.started, r.finished, r.winner, r.loser, r.reason, "
-                "(SELECT COUNT(*) FROM events e WHERE e.match_id = r.match_id AND e.round_no = r.round_no) "
+                "(SELECT COUNT(*) FROM events e WHERE e.match_id = r.match_id AND e.round_no = r.round_no), "
+                "(SELECT COUNT(*) FROM voids v WHERE v.match_id = r.match_id AND v.round_no = r.round_no) "
                 "FROM rounds r WHERE r.match_id = ? ORDER BY r.round_no", (match_id,)).fetchall()
+        # "events": those that stand (voided ones are counted apart)
         return [{"round": r[0], "started": r[1], "finished": r[2], "winner": r[3], "loser": r[4],
-                 "reason": r[5] or "", "events": r[6]} for r in rows]
+                 "reason": r[5] or "", "events": r[6] - r[7], "voided": r[7]} for r in rows]
 
     def match(self, match_id: str) -> dict:
         with self._lock:
@@ -306,28 +399,34 @@ class MatchStore:
             row = self._db.execute("SELECT id FROM matches ORDER BY created DESC, id DESC LIMIT 1").fetchone()
         return row[0] if row else None
 
-    def events(self, match_id: str, round_no: int | None = None) -> list[LoggedEvent]:
-        """Logged events, oldest first (by round, then seq)."""
-        return list(self.iter_events(match_id, round_no))
+    def events(self, match_id: str, round_no: int | None = None, *, include_voided: bool = False) -> list[LoggedEvent]:
+        """Logged events, oldest first (by round, then seq). Voided events (taken back by an undo)
+        are left out unless `include_voided`: then they come with `void` set."""
+        return list(self.iter_events(match_id, round_no, include_voided=include_voided))
 
-    def iter_events(self, match_id: str | None = None, round_no: int | None = None) -> Iterator[LoggedEvent]:
-        sql = "SELECT match_id, round_no, seq, t, event, evidence, output FROM events"
+    def iter_events(self, match_id: str | None = None, round_no: int | None = None, *,
+                    include_voided: bool = False) -> Iterator[LoggedEvent]:
+        sql = ("SELECT e.match_id, e.round_no, e.seq, e.t, e.event, e.evidence, e.output, v.t, v.reason, v.source, v.detail "
+               "FROM events e LEFT JOIN voids v ON v.match_id = e.match_id AND v.round_no = e.round_no AND v.seq = e.seq")
         where, params = [], []
         if match_id is not None:
-            where.append("match_id = ?")
+            where.append("e.match_id = ?")
             params.append(match_id)
         if round_no is not None:
-            where.append("round_no = ?")
+            where.append("e.round_no = ?")
             params.append(round_no)
+        if not include_voided:
+            where.append("v.seq IS NULL")
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY (SELECT created FROM matches m WHERE m.id = match_id), match_id, round_no, seq"
+        sql += " ORDER BY (SELECT created FROM matches m WHERE m.id = e.match_id), e.match_id, e.round_no, e.seq"
         with self._lock:
             if match_id is not None:
                 self._require_match(match_id)
             rows = self._db.execute(sql, params).fetchall()
-        for m, r, s, t, ev, evid, out in rows:
-            yield LoggedEvent(m, r, s, t, json.loads(ev), _loads(evid), _loads(out))
+        for m, r, s, t, ev, evid, out, vt, vreason, vsource, vdetail in rows:
+            void = None if vt is None else {"t": vt, "reason": vreason, "source": vsource, "detail": _loads(vdetail)}
+            yield LoggedEvent(m, r, s, t, json.loads(ev), _loads(evid), _loads(out), void)
 
     def events_after(self, rowid: int, limit: int = 1000) -> list[tuple[int, LoggedEvent]]:
         """Events appended after `rowid` (0: from the start), oldest first, with their rowids.
@@ -389,7 +488,9 @@ class MatchStore:
                     table[winner]["wins"] += 1
                 if loser in table:
                     table[loser]["losses"] += 1
-            out_sql = "SELECT output FROM events WHERE output IS NOT NULL" + (" AND match_id = ?" if match_id else "")
+            out_sql = ("SELECT e.output FROM events e WHERE e.output IS NOT NULL AND NOT EXISTS (SELECT 1 FROM voids v "
+                       "WHERE v.match_id = e.match_id AND v.round_no = e.round_no AND v.seq = e.seq)"
+                       + (" AND e.match_id = ?" if match_id else ""))
             for (out,) in self._db.execute(out_sql, params).fetchall():
                 for foul in (json.loads(out).get("fouls") or []):
                     who = foul.get("player") if isinstance(foul, dict) else None

@@ -3,6 +3,10 @@
 One session owns the match state. Every accepted event is committed to the match log before it
 is announced, so a crash or power cut loses nothing that was said; `resume` replays the log.
 The senses (camera, sensors, buttons, page) only ever reach the engine through `submit`.
+
+Corrections lose nothing either: `undo_last` voids the last accepted event of the round in the log
+(the row stays, a void row says when and why) and rebuilds the match from the events that stand;
+the table's answers to the referee's questions (`ask`) are logged with the events they lead to.
 """
 
 from __future__ import annotations
@@ -69,6 +73,13 @@ class RefereeSession:
         self.stats = SessionStats()
         self.frame_jpeg: bytes | None = None
         self.last_refusal: str | None = None
+        # The open question on the page ({"id", "text", "options", "labels"}) and who maps answers to events.
+        self.question: dict | None = None
+        self.on_answer: Callable[[str, str], list[dict] | None] | None = None
+        # The match as it stood before the current round's setup, and the round's standing events
+        # (log seq, event): what an undo replays.
+        self._base = Match()
+        self._round_events: list[tuple[int | None, dict]] = []
 
     # -- state ----------------------------------------------------------------------------------
     @property
@@ -112,11 +123,16 @@ class RefereeSession:
         self.players = list(info.get("players") or [])
         match = Match()
         last_round = 0
-        for logged in self.store.iter_events(self.match_id):
+        for logged in self.store.iter_events(self.match_id):  # voided events are left out
             try:
-                match = match.apply(parse_event(logged.event))
+                event = parse_event(logged.event)
+                before, match = match, match.apply(event)
             except IllegalEvent as exc:  # a log written by another version: report, keep going
                 self.note(f"resume: event {logged.round}/{logged.seq} is no longer accepted: {exc}")
+                continue
+            if event.kind == "setup":
+                self._base, self._round_events = before, []
+            self._round_events.append((logged.seq, event.to_dict()))
             last_round = logged.round
         if match.current is None:
             return False
@@ -136,22 +152,24 @@ class RefereeSession:
             match = self.match.apply(parsed)
         except IllegalEvent as exc:
             self.stats.refused += 1
-            self.last_refusal = str(exc)
-            report = {"ok": False, "error": str(exc)}
-            self.note(f"refused {event}: {exc}")
-            if self.hub is not None:
-                self.hub.publish({**self._table_state(), "ok": False, "error": str(exc)}, [f"Please check: {exc}"])
-            return report
+            return self._refuse(str(exc), f"refused {event}: {exc}")
         prev = self.match.current
+        if parsed.kind == "setup":
+            self._base, self._round_events = self.match, []
+            self.question = None
         self.match = match
         rnd = match.current
         report = rnd.report()
+        seq = None
         if self.store is not None:
-            self.store.append(self.match_id, self.round_no, parsed.to_dict(), evidence=evidence,
-                              t=time.time(), output=report)
+            seq = self.store.append(self.match_id, self.round_no, parsed.to_dict(), evidence=evidence,
+                                    t=time.time(), output=report)
             if rnd.over and (prev is None or not prev.over):  # this event ended the round
                 self.store.finish_round(self.match_id, self.round_no, rnd.outcome.winner, rnd.outcome.loser,
                                         rnd.outcome.reason)
+        self._round_events.append((seq, parsed.to_dict()))
+        if rnd.over:
+            self.question = None  # nothing left to ask about
         self.stats.accepted += 1
         self.stats.timeline.append((parsed.kind, self.clock.now(), time.monotonic()))
         self._track_pending(rnd)
@@ -203,7 +221,100 @@ class RefereeSession:
         if kind == "claim_no_match":
             return self.submit({"event": "claim_no_match", "player": action["player"]},
                                evidence={"source": action.get("source", "page")})
+        if kind == "answer":
+            return self.answer(action["question"], action["option"], source=action.get("source", "page"))
+        if kind == "undo":
+            return self.undo_last(source=action.get("source", "page"))
+        if kind == "event":  # entered by hand on the page: the engine decides, a refusal is said
+            return self.submit(dict(action["event"]), evidence={"source": action.get("source", "page"), "by_hand": True})
         return None
+
+    # -- questions to the table ---------------------------------------------------------------------
+    def ask(self, qid: str, text: str, options: Sequence[str], labels: Sequence[str] | None = None,
+            *, speak: bool = True) -> dict:
+        """Put a question to the table: shown on the page with one button per option until it is
+        answered (`on_answer`) or withdrawn (`clear_question`); spoken unless `speak` is False."""
+        options = [str(o) for o in options]
+        labels = [str(label) for label in labels] if labels is not None else list(options)
+        if not options:
+            raise ValueError("a question needs at least one option")
+        if len(labels) != len(options):
+            raise ValueError(f"a question needs one label per option ({len(options)} options, {len(labels)} labels)")
+        if len(set(options)) != len(options):
+            raise ValueError("a question's options must differ")
+        self.question = {"id": str(qid), "text": str(text), "options": options, "labels": labels}
+        self.announce([text] if speak else [], urgent=True)
+        return self.question
+
+    def clear_question(self, qid: str | None = None) -> None:
+        """Withdraw the open question (only if it is `qid`, when given); the page hides it."""
+        if self.question is None or (qid is not None and self.question["id"] != qid):
+            return
+        self.question = None
+        self.announce([])
+
+    def answer(self, qid: str, option: str, source: str = "page") -> dict:
+        """The table's answer: checked against the open question, logged, handed to `on_answer`,
+        and the events it returns submitted with the answer as their evidence."""
+        q = self.question
+        if q is None:
+            return self._refuse("the referee has no open question: it was already answered or withdrawn")
+        if qid != q["id"]:
+            return self._refuse("that question is no longer open: answer the one on the page now")
+        if option not in q["options"]:
+            return self._refuse(f"{option!r} is not one of the answers: pick one of {', '.join(q['labels'])}")
+        self.question = None
+        label = q["labels"][q["options"].index(option)]
+        self.announce([f"The table answers: {label}."])
+        events: list[dict] = []
+        error = None
+        if self.on_answer is not None:
+            try:
+                events = [dict(e) for e in (self.on_answer(q["id"], option) or [])]
+            except Exception as exc:  # a bug on the loop's side must not stop the referee
+                error = f"the referee could not use the answer {label!r}: {exc}"
+                self.note(error)
+        if self.store is not None:
+            self.store.record_answer(self.match_id, self.round_no or None, q, option, source, events)
+        if error is not None:
+            self.question = q  # ask again: nothing was decided
+            return self._refuse(error)
+        evidence = {"source": source, "answer": {"question": q["id"], "text": q["text"], "option": option, "label": label}}
+        reports = [self.submit(e, evidence=evidence) for e in events]
+        return reports[-1] if reports else {**self._table_state(), "ok": True, "say": [f"The table answers: {label}."]}
+
+    # -- corrections ----------------------------------------------------------------------------------
+    def undo_last(self, source: str = "page", reason: str = "taken back from the table") -> dict:
+        """Void the last accepted event of the current round and rebuild the match without it.
+
+        The log keeps the event and records the void. An event that ended the round may be taken
+        back (the round is open again); the round's setup may not, nor anything of an earlier round.
+        """
+        if self.round is None:
+            return self._refuse("no round is being played: there is nothing to take back")
+        if len(self._round_events) <= 1:
+            earlier = " (the referee does not take back events of a finished round)" if self.round_no > 1 else ""
+            return self._refuse(f"there is nothing to take back in round {self.round_no}: only its setup is logged{earlier}")
+        seq, event = self._round_events[-1]
+        standing = self._round_events[:-1]
+        match = self._base
+        try:
+            for _, e in standing:
+                match = match.apply(parse_event(e))
+        except IllegalEvent as exc:  # cannot happen for events the engine accepted; say so if it does
+            return self._refuse(f"the round cannot be rebuilt without {describe_event(event)}: {exc}")
+        was = self.round
+        if self.store is not None and seq is not None:
+            detail: dict[str, Any] = {"event": event}
+            if was.over and was.outcome is not None:
+                detail["outcome"] = {"winner": was.outcome.winner, "loser": was.outcome.loser, "reason": was.outcome.reason}
+            self.store.void(self.match_id, self.round_no, seq, reason, source, detail, reopen_round=was.over)
+        self.match = match
+        self._round_events = standing
+        self._track_pending(match.current)
+        lines = [f"The referee takes back {describe_event(event)}."] + _prompt(match.current)
+        self.announce(lines, urgent=False)
+        return {**match.current.report(), "say": lines, "undone": event, "seq": seq}
 
     def poll_page(self) -> list[dict]:
         if self.hub is None:
@@ -220,7 +331,7 @@ class RefereeSession:
     def _table_state(self) -> dict:
         rnd = self.round
         if rnd is None:
-            return {}
+            return {"question": self.question} if self.question else {}
         state = rnd.report()
         state["tower"] = rnd.tower.names()
         state["hand"] = (
@@ -234,7 +345,20 @@ class RefereeSession:
         state["round"] = self.round_no
         state["turns"] = rnd.turns_completed
         state["standings"] = {p: vars(s) for p, s in self.match.standings}
+        state["question"] = self.question
+        # choices for an event entered by hand on the page
+        state["legal_pulls"] = [{"level": o.level, "slot": o.slot, "block": o.block.name} for o in rnd.legal_pulls()]
+        state["place_options"] = [list(p) for p in rnd.place_options()]
+        state["can_undo"] = len(self._round_events) > 1
         return state
+
+    def _refuse(self, message: str, console: str | None = None) -> dict:
+        """Say and show why a request changes nothing (the state stays as it was)."""
+        self.last_refusal = message
+        self.note(console or f"refused: {message}")
+        if self.hub is not None:
+            self.hub.publish({**self._table_state(), "ok": False, "error": message}, [f"Please check: {message}"])
+        return {"ok": False, "error": message}
 
     def announce(self, lines: Sequence[str], urgent: bool = False) -> None:
         """Show lines on the page (with the table state) and speak them."""
@@ -252,6 +376,32 @@ class RefereeSession:
         """A line for the console (the operator), not for the table."""
         if self.echo is not None:
             self.echo(text)
+
+
+def describe_event(event: dict) -> str:
+    """An event in words, for "the referee takes back ..."."""
+    kind = event.get("event")
+    who = event.get("player")
+    if kind == "pull":
+        what = f" of {event['block']}" if event.get("block") else ""
+        return f"{who + chr(39) + 's' if who else 'the'} pull{what} from level {event.get('level')}, slot {event.get('slot')}"
+    if kind == "place":
+        return f"the block placed on level {event.get('level')}, slot {event.get('slot')}"
+    if kind == "wild_color":
+        return f"the Wild's color {event.get('color')}"
+    if kind == "penalty_color":
+        return f"the penalty color {event.get('color')}"
+    if kind == "two_hands":
+        return f"two hands by {who}"
+    if kind == "uno":
+        return f"{event.get('caller')}'s 'Uno!' on {event.get('offender')}"
+    if kind == "touch":
+        return f"the touch by {who}"
+    if kind == "claim_no_match":
+        return f"{who}'s 'no match'"
+    if kind == "collapse":
+        return "the collapse"
+    return f"the {kind} event"
 
 
 def _prompt(rnd) -> list[str]:

@@ -19,11 +19,14 @@ function show(i) {
   i = Math.max(0, Math.min(steps.length - 1, i));
   el("step").value = i;
   const s = steps[i];
-  el("step-no").textContent = `event ${s.seq} of ${steps.length}`;
+  el("step-no").textContent = `event ${s.seq} of ${steps.length}` + (s.void ? " (voided)" : "");
   el("step-event").textContent = describe(s.event);
+  el("step-event").classList.toggle("voided", !!s.void);
   const say = el("step-say");
   say.replaceChildren();
   const out = s.output || {};
+  if (s.void) say.appendChild(Object.assign(document.createElement("li"), {className: "void-note",
+    textContent: `voided (taken back${s.void.reason ? ": " + s.void.reason : ""}, ${new Date(s.void.t * 1000).toLocaleTimeString()}) — the round goes on without it`}));
   if (out.ok === false) say.appendChild(Object.assign(document.createElement("li"), {className: "foul", textContent: "refused: " + out.error}));
   for (const f of out.fouls || []) say.appendChild(Object.assign(document.createElement("li"), {className: "foul", textContent: `Foul: ${f.player} (${f.rule})`}));
   for (const line of out.say || []) say.appendChild(Object.assign(document.createElement("li"), {textContent: line}));

@@ -102,6 +102,9 @@ function onMessage(msg) {
   if (msg.seq) S.seen.add(msg.seq);
   if (fresh) addFeed(msg);
   render(msg);
+  const r = msg.report || {};
+  // a refusal just now (not one replayed from the round so far): shown, not only said
+  if (fresh && msg.seq && r.ok === false && r.error && Date.now() / 1000 - (msg.t || 0) < 10) toast(r.error, false);
 }
 
 function render(msg) {
@@ -133,6 +136,8 @@ function render(msg) {
     $("no-frame").hidden = true;
   }
   renderStandings(r);
+  renderQuestion(r.question);
+  renderCorrections(r);
   const others = S.players.filter((p) => p !== r.turn);
   fillSelect($("uno-caller"), S.players, others[0]);
   fillSelect($("uno-offender"), S.players, r.turn);
@@ -153,6 +158,74 @@ function renderStandings(r) {
     for (const v of [name, s.wins || 0, s.losses || 0, s.fouls || 0]) tr.appendChild(Object.assign(document.createElement("td"), {textContent: v}));
     body.appendChild(tr);
   }
+}
+
+function renderQuestion(q) {
+  const box = $("question");
+  const has = q && typeof q === "object" && Array.isArray(q.options);
+  box.hidden = !has;
+  if (!has) { S.questionId = null; return; }
+  $("question-text").textContent = q.text || "";
+  if (S.questionId === q.id) return;  // the same question: keep the buttons (and a pending click)
+  S.questionId = q.id;
+  const labels = Array.isArray(q.labels) && q.labels.length === q.options.length ? q.labels : q.options;
+  $("answers").replaceChildren(...q.options.map((opt, i) => {
+    const b = Object.assign(document.createElement("button"), {className: "answer-btn", textContent: labels[i]});
+    b.dataset.option = opt;
+    b.addEventListener("click", async () => {
+      for (const other of document.querySelectorAll(".answer-btn")) other.disabled = true;
+      const {res} = await post("/api/actions", {action: "answer", question: q.id, option: opt});
+      if (res.ok) toast(`answer sent: ${labels[i]}`, true);
+      else for (const other of document.querySelectorAll(".answer-btn")) other.disabled = false;
+    });
+    return b;
+  }));
+}
+
+const WHERE_OTHER = "other";
+
+function renderCorrections(r) {
+  $("undo").disabled = r.can_undo === false;
+  fillSelect($("ev-player"), [""].concat(S.players), "");
+  const first = $("ev-player").querySelector("option[value='']");
+  if (first) first.textContent = r.turn ? `(${r.turn}, whose turn it is)` : "(nobody named)";
+  fillWhere();
+}
+
+function fillWhere() {
+  const r = S.report || {};
+  const kind = $("ev-kind").value;
+  const where = $("ev-where");
+  let choices = [];
+  if (kind === "pull") choices = (r.legal_pulls || []).map((p) => [`${p.level}/${p.slot}`, `level ${p.level}, slot ${p.slot}: ${p.block}`]);
+  if (kind === "place") choices = (r.place_options || []).map(([lv, sl]) => [`${lv}/${sl}`, `level ${lv}, slot ${sl}`]);
+  const positional = kind === "pull" || kind === "place";
+  $("ev-where-box").hidden = !positional;
+  $("ev-player-box").hidden = kind === "collapse";
+  if (positional) {
+    const keep = where.value;
+    where.replaceChildren(...choices.concat([[WHERE_OTHER, kind === "pull" ? "another block (a foul?)…" : "somewhere else…"]])
+      .map(([v, t]) => Object.assign(document.createElement("option"), {value: v, textContent: t})));
+    if ([...where.options].some((o) => o.value === keep)) where.value = keep;
+  }
+  const other = positional && where.value === WHERE_OTHER;
+  $("ev-level-box").hidden = !other;
+  $("ev-slot-box").hidden = !other;
+}
+
+function eventFromForm() {
+  const kind = $("ev-kind").value;
+  const event = {event: kind};
+  if (kind === "pull" || kind === "place") {
+    const w = $("ev-where").value;
+    const [lv, sl] = w === WHERE_OTHER ? [$("ev-level").value, $("ev-slot").value] : w.split("/");
+    if (lv === "" || sl === "" || lv === undefined || sl === undefined) return null;
+    event.level = Number(lv); event.slot = Number(sl);
+  }
+  const player = $("ev-player").value;
+  if (kind !== "collapse" && player) event.player = player;
+  if ((kind === "two_hands" || kind === "touch") && !event.player) event.player = (S.report || {}).turn || "";
+  return event;
 }
 
 async function post(url, body, retried) {
@@ -213,6 +286,15 @@ function wire() {
   }
   $("uno").addEventListener("click", () => act({action: "uno", caller: $("uno-caller").value, offender: $("uno-offender").value}, "Uno! sent"));
   $("no-match").addEventListener("click", () => act({action: "claim_no_match", player: (S.report || {}).turn || ""}, "no match sent"));
+  $("undo").addEventListener("click", () => act({action: "undo"}, "undo sent"));
+  $("ev-kind").addEventListener("change", fillWhere);
+  $("ev-where").addEventListener("change", fillWhere);
+  $("event-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const event = eventFromForm();
+    if (!event) { toast("say where: a level and a slot (0, 1 or 2)", false); return; }
+    act({action: "event", event}, `${event.event.replace("_", " ")} sent`);
+  });
   $("setup-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const names = $("setup-names").value.split("\n").map((s) => s.trim()).filter(Boolean);
