@@ -61,7 +61,8 @@ class TableHub:
         say = list(say if say is not None else report.get("say") or [])
         with self._lock:
             question = report.get("question") if isinstance(report.get("question"), dict) else None
-            if question != self._question:
+            # a new question, or a refusal (an answer the referee could not use: the table may answer again)
+            if question != self._question or report.get("ok") is False:
                 self._question, self._answered = question, False
             self._seq += 1
             if frame_jpeg is not None:

@@ -357,7 +357,8 @@ class RefereeSession:
         self.last_refusal = message
         self.note(console or f"refused: {message}")
         if self.hub is not None:
-            self.hub.publish({**self._table_state(), "ok": False, "error": message}, [f"Please check: {message}"])
+            line = f"Please check: {message}"
+            self.hub.publish({**self._table_state(), "ok": False, "error": message, "say": [line]}, [line])
         return {"ok": False, "error": message}
 
     def announce(self, lines: Sequence[str], urgent: bool = False) -> None:

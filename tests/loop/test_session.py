@@ -280,3 +280,22 @@ def test_resume_after_an_undo_replays_without_the_voided_event(tmp_path):
     assert again.round.hand is None and again.match.standing("Ben").fouls == 0
     assert again.undo_last()["undone"] == {"event": "place", "level": 5, "slot": 1}  # undo goes on after a resume
     assert again.round.hand is not None
+
+
+def test_an_answer_the_loop_cannot_use_leaves_the_question_open(tmp_path):
+    session, store, _ = table(tmp_path)
+
+    def broken(qid, option):
+        raise KeyError(option)
+
+    session.on_answer = broken
+    session.ask("q1", "Did the tower fall?", ["yes", "no"])
+    session.hub.submit({"action": "answer", "question": "q1", "option": "yes"})
+    [out] = session.poll_page()
+    assert out["ok"] is False and "could not use the answer" in out["error"]
+    assert session.question["id"] == "q1"
+    session.on_answer = lambda qid, option: []
+    session.hub.submit({"action": "answer", "question": "q1", "option": "no"})  # the table may answer again
+    [out] = session.poll_page()
+    assert out["ok"] and session.question is None
+    assert [a["option"] for a in store.answers()] == ["yes", "no"]

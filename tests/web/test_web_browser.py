@@ -236,3 +236,60 @@ def test_history_steps_through_a_logged_round_and_plots_a_collapse(browser, tmp_
         assert page.locator("svg.traces polyline").count() == 2
         page.screenshot(path=str(ARTIFACTS / "page-round.png"), full_page=True)
         page.close()
+
+
+def run_the_loop_once(session, timeout: float = 10.0) -> list[dict]:
+    """What the match loop does each tick, until a page request has been handled."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        handled = session.poll_page()
+        if handled:
+            return handled
+        time.sleep(0.05)
+    raise AssertionError("no request from the page reached the referee")
+
+
+def test_the_table_answers_the_referees_question_and_undoes_a_call_on_the_page(browser, tmp_path):
+    from referee.loop.session import RefereeSession
+    from referee.tower import random_tower
+
+    store = MatchStore(tmp_path / "log.sqlite")
+    hub = TableHub()
+    session = RefereeSession(store, hub)
+    session.start_match(["Ana", "Ben", "Cy"])
+    tower = random_tower(random.Random(5))
+    session.start_round(tower)
+    first = session.round.legal_pulls()[0]
+    answers = []
+    session.on_answer = lambda qid, option: answers.append(option) or [
+        {"event": "pull", "level": int(option.split("/")[0]), "slot": int(option.split("/")[1]), "player": "Ana"}]
+    with BackgroundServer(create_app(hub, store, PIN)) as server:
+        page = browser.new_page(viewport={"width": 1024, "height": 768}, has_touch=True)  # the tablet at the table
+        page.goto(server.url + "/")
+        page.wait_for_selector("#conn.on")
+        page.fill("#pin", PIN)
+        page.click("#unlock button")
+        page.wait_for_selector("body.is-table")
+        session.ask("q1", f"Which {first.block.spoken()} was pulled: level {first.level}, slot {first.slot} or level 20, slot 1?",
+                    [f"{first.level}/{first.slot}", "20/1"], [f"level {first.level}, slot {first.slot}", "level 20, slot 1"])
+        page.wait_for_selector("#question .answer-btn")
+        assert page.locator(".answer-btn").all_inner_texts() == [f"level {first.level}, slot {first.slot}", "level 20, slot 1"]
+        page.screenshot(path=str(ARTIFACTS / "page-question.png"), full_page=True)
+        page.reload()  # the question survives a reload
+        page.wait_for_selector("#question .answer-btn")
+        page.click(f".answer-btn[data-option='{first.level}/{first.slot}']")
+        [report] = run_the_loop_once(session)
+        assert answers == [f"{first.level}/{first.slot}"] and report["ok"]
+        page.wait_for_selector("#question", state="hidden")
+        page.wait_for_selector("#hand .block")
+        assert store.events(session.match_id)[-1].evidence["answer"]["question"] == "q1"
+
+        page.click("#undo")
+        [undone] = run_the_loop_once(session)
+        assert undone["undone"]["event"] == "pull"
+        page.wait_for_selector("#hand .block", state="detached")
+        assert "takes back" in page.inner_text("#feed")
+        assert page.locator("#tower .block:not(.empty)").count() == 45
+        assert [e.event["event"] for e in store.events(session.match_id)] == ["setup"]
+        page.screenshot(path=str(ARTIFACTS / "page-after-undo.png"), full_page=True)
+        page.close()
