@@ -74,7 +74,8 @@ def _log_list(args: argparse.Namespace) -> int:
             rounds = "; ".join(
                 f"round {r['round']}: " + ((f"{r['winner'] or 'no winner'} won, {r['loser'] or 'nobody'} lost"
                                             + (f" ({r['reason']})" if r["reason"] else "")) if r["finished"] else "in play")
-                + f", {r['events']} events" for r in m["rounds"]) or "no rounds"
+                + f", {r['events']} events" + (f" ({r['voided']} voided)" if r.get("voided") else "")
+                for r in m["rounds"]) or "no rounds"
             print(f"{m['id']}  {', '.join(m['players'])}  {'' if m['finished'] else '[not finished] '}{rounds}")
     return 0
 

@@ -233,9 +233,10 @@ class RefereeSession:
     def ask(self, qid: str, text: str, options: Sequence[str], labels: Sequence[str] | None = None,
             *, speak: bool = True) -> dict:
         """Put a question to the table: shown on the page with one button per option until it is
-        answered (`on_answer`) or withdrawn (`clear_question`); spoken unless `speak` is False."""
+        answered (`on_answer`) or withdrawn (`clear_question`); spoken unless `speak` is False.
+        Without `labels`, each button says its option in words (`option_label`)."""
         options = [str(o) for o in options]
-        labels = [str(label) for label in labels] if labels is not None else list(options)
+        labels = [str(label) for label in labels] if labels is not None else [option_label(o) for o in options]
         if not options:
             raise ValueError("a question needs at least one option")
         if len(labels) != len(options):
@@ -377,6 +378,19 @@ class RefereeSession:
         """A line for the console (the operator), not for the table."""
         if self.echo is not None:
             self.echo(text)
+
+
+def option_label(option: str) -> str:
+    """An answer option in words for its button: "4/0" -> "level 4, slot 0", "red-3" -> "red 3"."""
+    level, sep, slot = option.partition("/")
+    if sep and level.isdigit() and slot.isdigit():
+        return f"level {level}, slot {slot}"
+    from referee.blocks import Block, BlockError
+
+    try:
+        return Block.parse(option).spoken()
+    except (BlockError, ValueError):
+        return option
 
 
 def describe_event(event: dict) -> str:

@@ -184,6 +184,12 @@ def test_an_answer_to_a_withdrawn_question_changes_nothing(tmp_path):
     assert calls == [] and not session.round.over and len(store.events(session.match_id)) == 1
 
 
+def test_answer_buttons_say_their_option_in_words():
+    session = RefereeSession(None, TableHub())
+    question = session.ask("q1", "Which block was placed?", ["red-3", "green-skip", "4/0"])
+    assert question["labels"] == ["red 3", "green Skip", "level 4, slot 0"]
+
+
 def play(session, events):
     for e in events:
         assert session.submit(e)["ok"], e

@@ -292,4 +292,8 @@ def test_the_table_answers_the_referees_question_and_undoes_a_call_on_the_page(b
         assert page.locator("#tower .block:not(.empty)").count() == 45
         assert [e.event["event"] for e in store.events(session.match_id)] == ["setup"]
         page.screenshot(path=str(ARTIFACTS / "page-after-undo.png"), full_page=True)
+        page.goto(f"{server.url}/history/{session.match_id}/1")  # the history shows the voided pull struck through
+        page.click("#last")
+        assert page.locator("#step-event.voided").count() == 1 and "voided" in page.inner_text("#step-say")
+        assert page.locator("#tower .block:not(.empty)").count() == 45
         page.close()
