@@ -256,7 +256,8 @@ class RefereeSession:
 
     def answer(self, qid: str, option: str, source: str = "page") -> dict:
         """The table's answer: checked against the open question, logged, handed to `on_answer`,
-        and the events it returns submitted with the answer as their evidence."""
+        and the events it returns submitted with the answer as their evidence. `on_answer` returns
+        event dicts, or (event, evidence) pairs whose evidence is logged beside the answer."""
         q = self.question
         if q is None:
             return self._refuse("the referee has no open question: it was already answered or withdrawn")
@@ -268,10 +269,14 @@ class RefereeSession:
         label = q["labels"][q["options"].index(option)]
         self.announce([f"The table answers: {label}."])
         events: list[dict] = []
+        extra: list[dict] = []  # evidence the loop adds per event (what the question was about)
         error = None
         if self.on_answer is not None:
             try:
-                events = [dict(e) for e in (self.on_answer(q["id"], option) or [])]
+                for item in self.on_answer(q["id"], option) or []:
+                    event, more = item if isinstance(item, tuple) else (item, None)
+                    events.append(dict(event))
+                    extra.append(dict(more or {}))
             except Exception as exc:  # a bug on the loop's side must not stop the referee
                 error = f"the referee could not use the answer {label!r}: {exc}"
                 self.note(error)
@@ -280,8 +285,8 @@ class RefereeSession:
         if error is not None:
             self.question = q  # ask again: nothing was decided
             return self._refuse(error)
-        evidence = {"source": source, "answer": {"question": q["id"], "text": q["text"], "option": option, "label": label}}
-        reports = [self.submit(e, evidence=evidence) for e in events]
+        answer = {"question": q["id"], "text": q["text"], "option": option, "label": label}
+        reports = [self.submit(e, evidence={**more, "source": source, "answer": answer}) for e, more in zip(events, extra)]
         return reports[-1] if reports else {**self._table_state(), "ok": True, "say": [f"The table answers: {label}."]}
 
     # -- corrections ----------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def test_a_question_stays_on_the_table_until_the_table_answers_it(tmp_path):
     session.submit({"event": "pull", "level": 1, "slot": 0})
     calls = []
     session.on_answer = lambda qid, option: calls.append((qid, option)) or [
-        {"event": "place", "level": int(option.split("/")[0]), "slot": int(option.split("/")[1])}]
+        ({"event": "place", "level": int(option.split("/")[0]), "slot": int(option.split("/")[1])}, {"frame": 812})]
     session.ask("q1", "Where was the red 1 placed: level 5, slot 0 or slot 1?", ["5/0", "5/1"],
                 ["level 5, slot 0", "level 5, slot 1"])
     assert session.hub.latest()["report"]["question"]["options"] == ["5/0", "5/1"]
@@ -163,6 +163,7 @@ def test_a_question_stays_on_the_table_until_the_table_answers_it(tmp_path):
     assert session.hub.latest()["report"]["question"] is None
     place = store.events(session.match_id)[-1]
     assert place.event == {"event": "place", "level": 5, "slot": 1}
+    assert place.evidence["frame"] == 812 and place.evidence["source"] == "page"
     assert place.evidence["answer"] == {"question": "q1", "text": "Where was the red 1 placed: level 5, slot 0 or slot 1?",
                                         "option": "5/1", "label": "level 5, slot 1"}
     [answer] = store.answers(session.match_id)

@@ -136,7 +136,7 @@ function render(msg) {
     $("no-frame").hidden = true;
   }
   renderStandings(r);
-  renderQuestion(r.question);
+  renderQuestion(r.question, r.ok === false);
   renderCorrections(r);
   const others = S.players.filter((p) => p !== r.turn);
   fillSelect($("uno-caller"), S.players, others[0]);
@@ -160,13 +160,16 @@ function renderStandings(r) {
   }
 }
 
-function renderQuestion(q) {
+function renderQuestion(q, refused) {
   const box = $("question");
   const has = q && typeof q === "object" && Array.isArray(q.options);
   box.hidden = !has;
   if (!has) { S.questionId = null; return; }
   $("question-text").textContent = q.text || "";
-  if (S.questionId === q.id) return;  // the same question: keep the buttons (and a pending click)
+  if (S.questionId === q.id) {  // the same question: keep the buttons; after a refusal the table may tap again
+    if (refused) for (const b of document.querySelectorAll(".answer-btn")) b.disabled = false;
+    return;
+  }
   S.questionId = q.id;
   const labels = Array.isArray(q.labels) && q.labels.length === q.options.length ? q.labels : q.options;
   $("answers").replaceChildren(...q.options.map((opt, i) => {
