@@ -292,6 +292,21 @@ def test_the_table_answers_the_referees_question_and_undoes_a_call_on_the_page(b
         assert page.locator("#tower .block:not(.empty)").count() == 45
         assert [e.event["event"] for e in store.events(session.match_id)] == ["setup"]
         page.screenshot(path=str(ARTIFACTS / "page-after-undo.png"), full_page=True)
+        # the referee missed a pull: the table enters it by hand, from the legal pulls offered
+        assert page.locator("#ev-where option").first.inner_text() == f"level {first.level}, slot {first.slot}: {first.block.name}"
+        page.click("#ev-send")
+        [entered] = run_the_loop_once(session)
+        assert entered["ok"] and store.events(session.match_id)[-1].evidence == {"source": "page", "by_hand": True}
+        page.wait_for_selector("#hand .block")
+        page.select_option("#ev-kind", "place")
+        page.select_option("#ev-where", "other")
+        page.fill("#ev-level", "3")
+        page.fill("#ev-slot", "1")
+        page.click("#ev-send")
+        [refused] = run_the_loop_once(session)
+        assert refused["ok"] is False
+        page.wait_for_selector("#toast.bad")  # the refusal is shown, and said
+        session.undo_last()
         page.goto(f"{server.url}/history/{session.match_id}/1")  # the history shows the voided pull struck through
         page.click("#last")
         assert page.locator("#step-event.voided").count() == 1 and "voided" in page.inner_text("#step-say")

@@ -209,7 +209,8 @@ function fillWhere() {
     const keep = where.value;
     where.replaceChildren(...choices.concat([[WHERE_OTHER, kind === "pull" ? "another block (a foul?)…" : "somewhere else…"]])
       .map(([v, t]) => Object.assign(document.createElement("option"), {value: v, textContent: t})));
-    if ([...where.options].some((o) => o.value === keep)) where.value = keep;
+    // keep the table's own pick; "other" only if the table chose it (not because nothing else was offered)
+    if ([...where.options].some((o) => o.value === keep) && (keep !== WHERE_OTHER || S.otherChosen)) where.value = keep;
   }
   const other = positional && where.value === WHERE_OTHER;
   $("ev-level-box").hidden = !other;
@@ -291,11 +292,12 @@ function wire() {
   $("no-match").addEventListener("click", () => act({action: "claim_no_match", player: (S.report || {}).turn || ""}, "no match sent"));
   $("undo").addEventListener("click", () => act({action: "undo"}, "undo sent"));
   $("ev-kind").addEventListener("change", fillWhere);
-  $("ev-where").addEventListener("change", fillWhere);
+  $("ev-where").addEventListener("change", () => { S.otherChosen = $("ev-where").value === WHERE_OTHER; fillWhere(); });
   $("event-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const event = eventFromForm();
     if (!event) { toast("say where: a level and a slot (0, 1 or 2)", false); return; }
+    S.otherChosen = false;
     act({action: "event", event}, `${event.event.replace("_", " ")} sent`);
   });
   $("setup-form").addEventListener("submit", (ev) => {
