@@ -202,8 +202,10 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     turn_truth = {"from": 0}
 
     def answer(question):
-        """A player at the table answers the referee's question (from what really happened)."""
-        return missing_events(session.round, twin.truth[turn_truth["from"]:], names)
+        """A player at the table answers the referee's question on the page, from what really
+        happened; if no choice offered is right, the player tells the referee the turn instead."""
+        truth = twin.truth[turn_truth["from"]:]
+        return truth_option(question, truth) or missing_events(session.round, truth, names)
 
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
@@ -424,6 +426,21 @@ def referee_caught_up(rnd, twin) -> bool:
     return rnd.hand is None and rnd.tower.names() == _real_tower(twin.tower_map()).names()
 
 
+def truth_option(question, truth: list[dict]) -> str | None:
+    """The choice a player who saw the turn picks for the referee's question (None: none is right)."""
+    pull = next((e for e in truth if e["type"] == "pull"), None)
+    place = next((e for e in truth if e["type"] == "place"), None)
+    if question.kind == "where_placed" and place is not None:
+        pick = f"{place['level']}/{place['slot']}"
+    elif question.kind == "which_spot" and pull is not None:
+        pick = f"{pull['level']}/{pull['slot']}"
+    elif question.kind == "which_block" and pull is not None:
+        pick = pull["block"]
+    else:
+        return None
+    return pick if pick in question.options else None
+
+
 def missing_events(rnd, truth: list[dict], names: list[str]) -> list[dict] | None:
     """What a player tells the referee about a turn it did not see, given what it did register."""
     pull = next((e for e in truth if e["type"] == "pull"), None)
@@ -517,7 +534,8 @@ def compare_with_truth(store, match_id: str, truth_turns: list[dict], names: lis
             and (mine[0]["level"], mine[0]["slot"]) == (tp["level"], tp["slot"])
             and (mine[1]["level"], mine[1]["slot"]) == (tq["level"], tq["slot"])
         )
-        source = str(((pull.evidence if pull is not None else None) or {}).get("source", ""))
-        how = "told" if "player report" in source else "asked" if "question" in source else "seen"
+        evidence = (pull.evidence if pull is not None else None) or {}
+        source = str(evidence.get("source", ""))
+        how = "told" if "player report" in source else "asked" if ("question" in source or "answer" in evidence) else "seen"
         checks.append(TurnCheck({"pull": tp, "place": tq}, mine, agree, how))
     return checks

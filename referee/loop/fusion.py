@@ -45,6 +45,8 @@ class FusionConfig:
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
     place_under_hand_confidence: float = 0.75  # a new block read this surely counts while the hand withdraws
+    foul_confidence: float = 0.9     # a reading that would mean a foul counts alone only this sure; below, a
+                                     # legal block among the camera's candidates is put to the table first
 
     @classmethod
     def from_file(cls, path: str | Path) -> "FusionConfig":
@@ -234,6 +236,10 @@ class Fuser:
         self.vanished = 0
         self.collapsed = False
 
+    def reset_pull(self) -> None:
+        """The table answered about the pull in progress: start afresh from the next frame."""
+        self.pull = None
+
     def _start(self, lift_t: float | None) -> _Pull:
         self.pull = _Pull(lift_t, Counter())
         return self.pull
@@ -328,6 +334,11 @@ class Fuser:
             self.pull = None
             return [Question(choice.text, choice.options, {**choice.context, **context}, choice.kind)]
         block, source, note = choice
+        doubt = self._doubtful_foul(rnd, block, slot_reading)
+        if doubt is not None:
+            self.questions_asked += 1
+            self.pull = None
+            return [Question(doubt.text, doubt.options, context, doubt.kind)]
         evidence = {
             "lift_t": pull.lift_t, "place_t": pull.place_t, "frame": reading.frame_seq,
             "reading": reading.names, "orientation": reading.orientation,
@@ -338,6 +349,21 @@ class Fuser:
         released = pull.place_t if pull.place_t is not None else reading.t
         self.pull = None
         return self._pull_and_place(puller, block.name, source, (level, slot), pull.two_hand_frames, evidence, released)
+
+    def _doubtful_foul(self, rnd: Round, block: Block, slot_reading) -> Question | None:
+        """A block that would be a foul, read less than surely, while the camera's runners-up include a
+        block the rules allow: ask which it is rather than blame a player for a misread glyph."""
+        legal = {o.block.name for o in rnd.legal_pulls()}
+        if not legal or block.name in legal or slot_reading.confidence >= self.config.foul_confidence:
+            return None
+        in_map = {b.name for b in rnd.tower.blocks()}
+        alternatives = [n for n, score in slot_reading.candidates
+                        if n in legal and n in in_map and n != block.name and score >= self.config.ask_below]
+        if not alternatives:
+            return None
+        options = (block.name, *alternatives[:3])
+        spoken = " or ".join(Block.parse(n).spoken() for n in options)
+        return Question(f"Is the block placed on top {spoken}?", options, kind="which_block")
 
     def _pull_and_place(self, puller: str | None, block: str, source: tuple[int, int], spot: tuple[int, int],
                         two_hand_frames: int, evidence: dict, released: float | None) -> list[Output]:

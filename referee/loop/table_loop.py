@@ -92,7 +92,7 @@ class TableLoop:
         busy_frame_period_s: float | None = None,
         buttons: Any | None = None,
         speaker: Any | None = None,
-        on_question: Callable[[Question], list[dict] | None] | None = None,
+        on_question: Callable[[Question], str | list[dict] | None] | None = None,
         on_frame: Callable[[Any, TopLevelReading | None], None] | None = None,
     ):
         self.session = session
@@ -113,6 +113,8 @@ class TableLoop:
         self._spoken_upto = 0
         self.traces = SensorTraces()
         self._asked: tuple[str, float] | None = None
+        self.open_questions: dict[str, Question] = {}  # asked on the page, by id
+        self.session.on_answer = self._on_answer
 
     # -- one poll -------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -184,17 +186,46 @@ class TableLoop:
     def _submit_all(self, outputs) -> None:
         for out in outputs:
             if isinstance(out, Question):
-                now = self.clock.now()
-                if self._asked is not None and self._asked[0] == out.text and now - self._asked[1] < 5.0:
-                    continue  # asked a moment ago and still waiting for the answer: not again
-                self._asked = (out.text, now)
-                self.stats.questions.append(out)
-                self.session.announce([out.text], urgent=True)
-                answer = self.on_question(out) if self.on_question is not None else None
-                for event in answer or []:
-                    self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+                self._ask(out)
                 continue
             self._submit(out)
+
+    def _ask(self, question: Question) -> None:
+        """Put the fuser's question on the page (and the speaker); a player may answer it there,
+        with the buttons, or (on the twin) `on_question` answers as a player would."""
+        now = self.clock.now()
+        if self._asked is not None and self._asked[0] == question.text and now - self._asked[1] < 5.0:
+            return  # asked a moment ago and still waiting for the answer: not again
+        self._asked = (question.text, now)
+        self.stats.questions.append(question)
+        qid = f"q{len(self.stats.questions)}"
+        self.open_questions = {qid: question}  # a newer question replaces an unanswered one
+        self.session.ask(qid, question.text, list(question.options), [option_label(o) for o in question.options])
+        reply = self.on_question(question) if self.on_question is not None else None
+        if isinstance(reply, str):
+            self.session.answer(qid, reply, source="player")
+        elif reply:  # the player told the referee the events outright
+            self.session.clear_question(qid)
+            self.open_questions.pop(qid, None)
+            for event in reply:
+                self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+
+    def _on_answer(self, qid: str, option: str) -> list[dict]:
+        """The table answered question `qid`: the events it settles (the session logs and applies
+        them), or a follow-up question (which block, which of two places) put on the page."""
+        question = self.open_questions.pop(qid, None)
+        rnd = self.session.round
+        if question is None or rnd is None:
+            raise ValueError("the referee no longer waits for that answer")
+        self._asked = None
+        self.fuser.reset_pull()
+        events: list[dict] = []
+        for out in self.fuser.answer(question, option, rnd):
+            if isinstance(out, Question):
+                self._ask(out)
+            else:
+                events.append(out.event)
+        return events
 
     def _submit(self, fused: FusedEvent) -> None:
         if fused.event.get("event") == "collapse":  # the page plots what the sensors felt
@@ -203,3 +234,16 @@ class TableLoop:
         report = self.session.submit(fused.event, fused.evidence, released_at=fused.released_at)
         if not report.get("ok"):
             self.stats.refused.append((fused.event, report.get("error", "")))
+
+
+def option_label(option: str) -> str:
+    """How an answer reads on the page's button: "level 4, slot 2" or "red 3"."""
+    from referee.blocks import Block
+
+    if "/" in option:
+        level, slot = option.split("/", 1)
+        return f"level {level}, slot {slot}"
+    try:
+        return Block.parse(option).spoken()
+    except ValueError:
+        return option

@@ -2,6 +2,7 @@
 
 from referee.blocks import Block
 from referee.engine import new_round
+from referee.events import parse_event
 from referee.loop.fusion import FusedEvent, Fuser, FusionConfig, Question, SeatingPlan, placed_slot
 from referee.observations import HandReading, SensorEvent, SensorEventKind, SlotReading, TopLevelReading
 
@@ -247,3 +248,23 @@ def test_an_answer_that_is_not_a_choice_is_refused():
     q = Question("where?", ("5/0",), {}, kind="where_placed")
     with pytest.raises(ValueError, match="not one of the choices"):
         Fuser(SEATS).answer(q, "9/9", rnd3())
+
+
+def test_a_doubtful_reading_that_would_be_a_foul_is_put_to_the_table_before_blaming_anyone():
+    rnd = rnd3()
+    rnd = rnd.apply(parse_event({"event": "pull", "level": 3, "slot": 0, "player": "Ana", "block": "red-3"}))
+    rnd = rnd.apply(parse_event({"event": "place", "level": 5, "slot": 0}))
+    # Ben must pull a red block or a 3; the camera half-reads a green 1, maybe a red 1
+    doubtful = SlotReading(Block.parse("green-1"), 0.6, (("red-1", 0.3),))
+    reading = lambda t: TopLevelReading("x", (SlotReading(Block.parse("red-3"), 0.95), doubtful, SlotReading(None, 0.9)), (), t=t)
+    f = Fuser(SEATS)
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 2.0), rnd)
+    (question,) = feed(f, rnd, [reading(3.0), reading(3.1)])
+    assert question.options == ("green-1", "red-1")
+    out = f.answer(question, "red-1", rnd)
+    assert out[0].event["block"] == "red-1" and out[0].event["player"] == "Ben"
+    sure = SlotReading(Block.parse("green-1"), 0.95, (("red-1", 0.03),))
+    f = Fuser(SEATS)
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 2.0), rnd)
+    out = feed(f, rnd, [TopLevelReading("x", (SlotReading(Block.parse("red-3"), 0.95), sure, SlotReading(None, 0.9)), (), t=t) for t in (3.0, 3.1)])
+    assert out[0].event["block"] == "green-1"  # read surely: the foul is called
