@@ -34,29 +34,59 @@ BENIGN_TOUCH_S = 1.0  # touches during a pull (from its start), or this close to
 
 def run_detectors(session: Session, cfg: DetectorConfig, chunk_s: float = 0.02) -> list[SensorEvent]:
     """Replay a session through the detectors in chunks, as the live loop would feed them."""
+    return replay(session, cfg, chunk_s)[0]
+
+
+FrameCheck = Callable[[float, Path], tuple]  # (frame time, image file) -> the fallen blocks it shows
+
+
+def replay(session: Session, cfg: DetectorConfig, chunk_s: float = 0.02,
+           frame_check: FrameCheck | None = None) -> tuple[list[SensorEvent], list[SensorEvent]]:
+    """Replay a session as the live loop would: the sensors in chunks and, with `frame_check`, each
+    camera frame once the sensors have been fed up to its time. Returns (sensor events, the collapses
+    of sensors + camera)."""
+    from hardware.detectors.camera_confirmed import CameraConfirmedCollapse
+
     st = session.streams()
     det = SensorDetectors(cfg)
+    cam = CameraConfirmedCollapse(cfg.camera_collapse, det) if cfg.camera_collapse is not None else None
+    frames = list(session.frames()) if frame_check is not None and cam is not None else []
+    k = 0
     for a, b in session.speech():
         det.speaking(a, b)
     starts = [x[0] for x in (st.imu_t, st.load_t) if len(x)]
     ends = [x[-1] for x in (st.imu_t, st.load_t) if len(x)]
     if not starts:
-        return []
+        return [], []
     t0, t_end = min(starts), max(ends)
     edges = np.arange(t0, t_end + chunk_s, chunk_s)
     ii = np.searchsorted(st.imu_t, edges, side="right")
     li = np.searchsorted(st.load_t, edges, side="right")
     i_prev = l_prev = 0
-    for i, l in zip(ii, li):
-        det.feed(st.imu_t[i_prev:i], st.accel[i_prev:i], st.load_t[l_prev:l], st.grams[l_prev:l], gyro=st.gyro[i_prev:i])
+    for edge, i, l in zip(edges, ii, li):
+        new = det.feed(st.imu_t[i_prev:i], st.accel[i_prev:i], st.load_t[l_prev:l], st.grams[l_prev:l], gyro=st.gyro[i_prev:i])
         i_prev, l_prev = i, l
-    det.flush()
-    return det.events
+        if cam is not None:
+            for ev in new:
+                cam.sensor_event(ev)
+            while k < len(frames) and frames[k][1] <= edge:
+                _, ft, path = frames[k]
+                k += 1
+                if not cam.collapsed:
+                    cam.frame(ft, frame_check(ft, path))
+    for ev in det.flush():
+        if cam is not None:
+            cam.sensor_event(ev)
+    return det.events, (cam.events if cam is not None else [])
+
+
+CAMERA_ROW = "collapse+camera"  # the sensors' collapses plus the camera's fallen blocks (camera_confirmed.py)
 
 
 @dataclass
 class KindScore:
     kind: str
+    notes: dict = field(default_factory=dict)  # extra figures for the row (the camera's time per frame)
     truth: int = 0
     tp: int = 0
     fp: int = 0
@@ -87,7 +117,8 @@ class KindScore:
                 **({"latency_from_impact_ms_median": _r(float(np.median(self.impact_latencies)) * 1000, 1) if self.impact_latencies else None,
                     "latency_from_impact_ms_p95": _r(float(np.percentile(self.impact_latencies, 95)) * 1000, 1) if self.impact_latencies else None}
                    if self.kind.startswith("collapse") else {}),
-                **({"touch_during_pull_not_counted": self.benign} if self.kind == "touch" else {})}
+                **({"touch_during_pull_not_counted": self.benign} if self.kind == "touch" else {}),
+                **self.notes}
 
 
 def _r(x, nd=4):
@@ -105,14 +136,14 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
     hands = [(float(x.get("t_start", x["t"])) - BENIGN_TOUCH_S, float(x["t"]) + BENIGN_TOUCH_S)
              for x in truth if x.get("type") in ("pull", "place", "two_hands")]
     collapse_t = min((float(x["t"]) for x in truth if x.get("type") == "collapse"), default=None)
-    for kind, types in TRUTH_FOR.items():
-        sc = scores[kind]
+    for kind, sc in scores.items():
+        types = TRUTH_FOR.get(kind, ("collapse",))
         # after the first collapse the round is over: later truth (a pull finishing as the tower falls) is not scored
         wanted = sorted(float(x["t"]) for x in truth if x.get("type") in types
                         and (collapse_t is None or x.get("type") == "collapse" or float(x["t"]) < collapse_t))
-        det_kind = "collapse" if kind == "collapse_off_tray" else kind
+        det_kind = "collapse" if kind.startswith("collapse") else kind
         dets = [e for e in events if e.kind.value == det_kind and (collapse_t is None or det_kind == "collapse" or e.t < collapse_t)]
-        lo, hi = WINDOW_S[kind]
+        lo, hi = WINDOW_S.get(kind, WINDOW_S["collapse"])
         if kind == "lift" and collapse_t is not None:
             # a pull still under way when the tower fell: neither scored nor a false alarm
             open_pulls = [float(x["t"]) for x in truth if x.get("type") == "pull"
@@ -219,14 +250,87 @@ def find_sessions(root: str | Path) -> list[Path]:
     return sorted(found)
 
 
-def bench(sessions: list[Path], cfg: DetectorConfig) -> tuple[dict[str, KindScore], int]:
+def bench(sessions: list[Path], cfg: DetectorConfig, camera: bool = True) -> tuple[dict[str, KindScore], int]:
+    """Score every detector over the sessions; with `camera` (and frames recorded, and the twin's vision
+    calibration), also the collapse detector of sensors + camera (row `CAMERA_ROW`)."""
     scores = {k: KindScore(k) for k in TRUTH_FOR}
+    checker = twin_frame_checker() if camera else None
+    fused = {CAMERA_ROW: KindScore(CAMERA_ROW)}
     seconds = 0.0
     for folder in sessions:
         s = Session(folder)
-        events = run_detectors(s, cfg)
+        check = checker(s) if checker is not None and any(True for _ in s.frames()) else None
+        events, collapses = replay(s, cfg, frame_check=check)
         st = s.streams()
-        score(events, s.truth(), scores, folder.name, impact_finder(st.imu_t, st.accel), weight_loss_finder(st.load_t, st.grams))
+        label = _label(folder, sessions)
+        hits, lost = impact_finder(st.imu_t, st.accel), weight_loss_finder(st.load_t, st.grams)
+        score(events, s.truth(), scores, label, hits, lost)
+        if check is not None:
+            score(collapses, s.truth(), fused, label, hits, lost)
         if len(st.load_t):
             seconds += float(st.load_t[-1] - st.load_t[0])
+    if checker is not None and checker.frames:
+        fused[CAMERA_ROW].notes = {"camera_frames": checker.frames,
+                                   "camera_ms_per_frame": round(1000 * checker.seconds / checker.frames, 1)}
+        scores.update(fused)
     return scores, int(seconds)
+
+
+def _label(folder: Path, sessions: list[Path]) -> str:
+    """The session's name, with its parent's when several sets hold runs of the same name."""
+    names = [p.name for p in sessions]
+    return f"{folder.parent.name}/{folder.name}" if names.count(folder.name) > 1 else folder.name
+
+
+TWIN_VISION = Path(__file__).resolve().parents[2] / "calibration" / "twin" / "vision"  # the shipped twin calibration
+
+
+class twin_frame_checker:
+    """Per session, a frame check with the twin's vision calibration: the fallen blocks in a recorded
+    frame (vision/fallen.py), the tower's top taken from the session's map (what the referee's own map
+    knows: the levels at the start and every block placed since). Counts frames and time spent."""
+
+    def __init__(self, vision_dir: Path = TWIN_VISION, fallen_cfg: Path | None = None):
+        from vision.fallen import load_fallen_config
+        from vision.reader import load_pipeline
+
+        self.pipeline = load_pipeline(vision_dir)
+        self.cfg = load_fallen_config(fallen_cfg)
+        self.frames, self.seconds = 0, 0.0
+
+    def __call__(self, session: Session) -> FrameCheck:
+        import time
+
+        levels = len(session.meta.get("tower", [])) or 18
+        places = sorted((float(x["t"]), int(x["level"])) for x in session.truth() if x.get("type") == "place" and "level" in x)
+        block_h = float(self.pipeline.tray.block_mm[2])
+
+        def check(t: float, path: Path) -> tuple:
+            top = max([levels] + [lv for tp, lv in places if tp <= t])
+            start = time.perf_counter()
+            try:
+                return self.fallen(path, (top + 1) * block_h)
+            finally:
+                self.frames += 1
+                self.seconds += time.perf_counter() - start
+
+        return check
+
+    def fallen(self, path: Path, z_top_mm: float) -> tuple:
+        import cv2
+
+        from vision import top_level as tl
+        from vision.fallen import find_fallen_blocks
+        from vision.tray import TrayNotFound, register
+
+        p = self.pipeline
+        image = cv2.imread(str(path))
+        if image is None:
+            return ()  # an unreadable frame shows nothing
+        try:
+            reg = register(p.cfg, p.tray, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), p.detector)
+        except TrayNotFound:
+            return ()
+        tray_bgr = tl.tray_color(p.cfg, p.tray, reg, image)
+        return find_fallen_blocks(self.cfg, p.tray, reg, image, tray_bgr, p.background,
+                                  tl.color_gains(p.cfg, tray_bgr), z_top_mm=z_top_mm)

@@ -65,6 +65,15 @@ class CollapseConfig:
 
 
 @dataclass(frozen=True)
+class CameraCollapseConfig:
+    candidate_g: float          # a vibration peak this high is a thud worth a look by the camera ...
+    candidate_window_s: float   # ... by a frame taken up to this long after it
+    min_confidence: float       # fallen blocks the camera is less sure of are ignored
+    persist_s: float            # a fallen block lying this long at one place is a collapse even without a thud
+    same_place_mm: float        # ... "one place": its centre moves less than this between frames
+
+
+@dataclass(frozen=True)
 class SpeechConfig:
     holdoff_margin_s: float     # touches/knocks are ignored while speaking and this long after
 
@@ -75,12 +84,15 @@ class DetectorConfig:
     imu: ImuConfig
     collapse: CollapseConfig
     speech: SpeechConfig
+    camera_collapse: CameraCollapseConfig | None = None  # optional in a table's file: the defaults' then
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-_SECTIONS = {"load": LoadConfig, "imu": ImuConfig, "collapse": CollapseConfig, "speech": SpeechConfig}
+_SECTIONS = {"load": LoadConfig, "imu": ImuConfig, "collapse": CollapseConfig, "speech": SpeechConfig,
+             "camera_collapse": CameraCollapseConfig}
+_OPTIONAL = {"camera_collapse"}  # added later: files written before it take the default section
 
 
 def detector_config_from_dict(data: Any, origin: str = "detector settings") -> DetectorConfig:
@@ -92,6 +104,8 @@ def detector_config_from_dict(data: Any, origin: str = "detector settings") -> D
     sections = {}
     for name, cls in _SECTIONS.items():
         sec = data.get(name)
+        if sec is None and name in _OPTIONAL:
+            sec = _default_section(name)
         if not isinstance(sec, dict):
             raise DetectorConfigError(f"{origin}: section '{name}' is missing or not an object")
         fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -139,6 +153,13 @@ def _check_consistency(cfg: DetectorConfig, origin: str) -> None:
             problems.append(f"{name} must be positive")
     if problems:
         raise DetectorConfigError(f"{origin}: " + "; ".join(problems))
+
+
+def _default_section(name: str) -> Any:
+    try:
+        return json.loads(DEFAULT_PATH.read_text(encoding="utf-8")).get(name)
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def load_detector_config(path: str | Path | None = None) -> DetectorConfig:

@@ -102,6 +102,12 @@ class SensorDetectors:
         self.events += out
         return out
 
+    def first_impact(self, t0: float, t1: float, level_g: float) -> tuple[float, float] | None:
+        """The first vibration of at least `level_g` between t0 and t1 (the last 5 s are kept), as
+        (time, peak g up to t1); None if the tray felt none. The camera's collapse check asks this."""
+        hit = self._buf.first_above(t0, t1, level_g)
+        return None if hit is None else (hit, self._buf.peak(hit - 1e-9, t1))
+
     def flush(self) -> list[SensorEvent]:
         """End of stream: close an open activity segment."""
         out: list[SensorEvent] = []

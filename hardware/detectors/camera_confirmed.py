@@ -1,0 +1,130 @@
+"""Collapse, sensors + camera: the tray's sensors, and the camera seeing a block that fell from the tower.
+
+RULES.md section 8: any block falling from the tower other than the one in a player's hand is a collapse.
+Blocks leaving the tray are the load cell's (`SensorDetectors`: a lasting loss of weight after an impact).
+A single block tipping off the top onto the tray keeps the weight and, under the tray, is a thud like a
+clumsy pull's - only the camera can tell. `vision.fallen.find_fallen_blocks` finds blocks lying outside
+the tower with no hand on them; this detector decides:
+
+- a whole block lying outside the tower in a frame taken within `candidate_window_s` after a thud
+  (vibration >= `candidate_g`) is a collapse at once; the collapse's time is the thud's;
+- a block lying at one place (within `same_place_mm`) for `persist_s` of frames is a collapse even with no
+  thud (a block may slide off quietly, or land on the table beside the tray, which the tray cannot feel);
+  so is a block cut by the picture's edge, which only counts once it stays;
+- the sensors' own collapse events pass through; after the first collapse nothing more is reported.
+
+Blocks already lying outside the tower when the round starts (`ignore`) are not a collapse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol
+
+import numpy as np
+
+from hardware.detectors.config import CameraCollapseConfig
+from referee.observations import SensorEvent, SensorEventKind as K
+
+
+class SeenBlock(Protocol):
+    """What the camera reports of a fallen block (vision.fallen.FallenBlock has these)."""
+
+    center_mm: tuple[float, float]
+    confidence: float
+    whole: bool
+
+
+class ImpactSource(Protocol):
+    def first_impact(self, t0: float, t1: float, level_g: float) -> tuple[float, float] | None: ...
+
+
+@dataclass
+class _Track:
+    center: np.ndarray
+    first_t: float
+    last_t: float
+    whole: bool
+
+
+@dataclass
+class CameraConfirmedCollapse:
+    """Feed it every frame's fallen blocks (`frame`) and the sensors' events (`sensor_event`)."""
+
+    cfg: CameraCollapseConfig
+    impacts: ImpactSource
+    collapsed: bool = False
+    events: list[SensorEvent] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._tracks: list[_Track] = []
+        self._ignored: list[np.ndarray] = []
+
+    def ignore(self, blocks: Iterable[SeenBlock]) -> None:
+        """Blocks lying outside the tower before the round began (not a collapse)."""
+        self._ignored += [np.asarray(b.center_mm, float) for b in blocks]
+
+    def reset(self) -> None:
+        """A new round: the tower stands again."""
+        self.collapsed, self._tracks, self._ignored = False, [], []
+
+    def sensor_event(self, event: SensorEvent) -> SensorEvent | None:
+        """The sensors' events: a collapse passes through (once)."""
+        if event.kind is not K.COLLAPSE or self.collapsed:
+            return None
+        self.collapsed = True
+        self.events.append(event)
+        return event
+
+    def frame(self, t: float, blocks: Iterable[SeenBlock], detected_at: float | None = None) -> SensorEvent | None:
+        """A frame taken at `t` showed these fallen blocks; returns a collapse if that settles it."""
+        if self.collapsed:
+            return None
+        c = self.cfg
+        seen = [b for b in blocks if b.confidence >= c.min_confidence and not self._is_ignored(b)]
+        self._update_tracks(t, seen)
+        impact = self.impacts.first_impact(t - c.candidate_window_s, t, c.candidate_g)
+        whole = [b for b in seen if b.whole]
+        ev = None
+        if whole and impact is not None:
+            best = max(whole, key=lambda b: b.confidence)
+            ev = self._event(impact[0], t, best, 0.9, {"impact_t": impact[0], "impact_g": round(impact[1], 3)}, detected_at)
+        else:
+            lasting = [tr for tr in self._tracks if tr.last_t == t and tr.last_t - tr.first_t >= c.persist_s - 1e-6]
+            if lasting:
+                tr = lasting[0]
+                b = min(seen, key=lambda b: float(np.linalg.norm(np.asarray(b.center_mm) - tr.center)))
+                extra = {"lying_since": tr.first_t}
+                if impact is not None:
+                    extra.update({"impact_t": impact[0], "impact_g": round(impact[1], 3)})
+                ev = self._event(impact[0] if impact is not None else tr.first_t, t, b, 0.75, extra, detected_at)
+        if ev is not None:
+            self.collapsed = True
+            self.events.append(ev)
+        return ev
+
+    def _event(self, when: float, t: float, b: SeenBlock, conf: float, extra: dict, detected_at: float | None) -> SensorEvent:
+        evidence = {"camera_t": t, "x_mm": float(b.center_mm[0]), "y_mm": float(b.center_mm[1]),
+                    "camera_confidence": float(b.confidence), "whole": 1.0 if b.whole else 0.0,
+                    "detected_at": t if detected_at is None else detected_at, **extra}
+        return SensorEvent(K.COLLAPSE, float(when), conf * float(b.confidence) ** 0.25, evidence)
+
+    def _is_ignored(self, b: SeenBlock) -> bool:
+        p = np.asarray(b.center_mm, float)
+        return any(np.linalg.norm(p - q) <= self.cfg.same_place_mm for q in self._ignored)
+
+    def _update_tracks(self, t: float, seen: list[SeenBlock]) -> None:
+        """A block still lying where it was keeps its track; tracks not seen in this frame end."""
+        kept: list[_Track] = []
+        for b in seen:
+            p = np.asarray(b.center_mm, float)
+            match = None
+            for tr in self._tracks:
+                if tr not in kept and np.linalg.norm(p - tr.center) <= self.cfg.same_place_mm:
+                    match = tr
+                    break
+            if match is None:
+                match = _Track(p, t, t, b.whole)
+            match.last_t, match.whole = t, b.whole
+            kept.append(match)
+        self._tracks = kept
