@@ -200,7 +200,7 @@ class TableLoop:
         self.stats.questions.append(question)
         qid = f"q{len(self.stats.questions)}"
         self.open_questions = {qid: question}  # a newer question replaces an unanswered one
-        self.session.ask(qid, question.text, list(question.options), [option_label(o) for o in question.options])
+        self.session.ask(qid, question.text, list(question.options))
         reply = self.on_question(question) if self.on_question is not None else None
         if isinstance(reply, str):
             self.session.answer(qid, reply, source="player")
@@ -210,7 +210,7 @@ class TableLoop:
             for event in reply:
                 self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
 
-    def _on_answer(self, qid: str, option: str) -> list[dict]:
+    def _on_answer(self, qid: str, option: str) -> list[tuple[dict, dict]]:
         """The table answered question `qid`: the events it settles (the session logs and applies
         them), or a follow-up question (which block, which of two places) put on the page."""
         question = self.open_questions.pop(qid, None)
@@ -219,12 +219,12 @@ class TableLoop:
             raise ValueError("the referee no longer waits for that answer")
         self._asked = None
         self.fuser.reset_pull()
-        events: list[dict] = []
+        events: list[tuple[dict, dict]] = []
         for out in self.fuser.answer(question, option, rnd):
             if isinstance(out, Question):
                 self._ask(out)
             else:
-                events.append(out.event)
+                events.append((out.event, out.evidence))
         return events
 
     def _submit(self, fused: FusedEvent) -> None:
@@ -235,15 +235,3 @@ class TableLoop:
         if not report.get("ok"):
             self.stats.refused.append((fused.event, report.get("error", "")))
 
-
-def option_label(option: str) -> str:
-    """How an answer reads on the page's button: "level 4, slot 2" or "red 3"."""
-    from referee.blocks import Block
-
-    if "/" in option:
-        level, slot = option.split("/", 1)
-        return f"level {level}, slot {slot}"
-    try:
-        return Block.parse(option).spoken()
-    except ValueError:
-        return option
