@@ -13,6 +13,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from referee.loop.fusion import FusedEvent, Fuser, Question
+from referee.loop.pulled_from import PullFrames, settle_which_spot
 from referee.loop.session import RefereeSession
 from referee.observations import ButtonPress, SensorEvent, TopLevelReading
 
@@ -114,6 +115,8 @@ class TableLoop:
         self.traces = SensorTraces()
         self._asked: tuple[str, float] | None = None
         self.open_questions: dict[str, Question] = {}  # asked on the page, by id
+        self.pull_frames = PullFrames()  # frames of the pull under way: where the block stuck out
+        self._last_image = None
         self.session.on_answer = self._on_answer
 
     # -- one poll -------------------------------------------------------------------------------
@@ -166,8 +169,13 @@ class TableLoop:
         self.stats.frames += 1
         if self.on_frame is not None:
             self.on_frame(frame, reading)
-        if reading is not None and not reading.uncertain:
+        self._last_image = frame.image
+        if self.fuser.pull is not None or (reading is not None and reading.hands):
+            self.pull_frames.add(frame.t, frame.image)
+        if reading is not None:  # uncertain readings still show the hands
             self._submit_all(self.fuser.on_frame(reading, self.session.round))
+        if self.fuser.pull is None and not (reading is not None and reading.hands):
+            self.pull_frames.clear()
 
     def _buttons(self) -> None:
         if self.buttons is None:
@@ -192,7 +200,10 @@ class TableLoop:
 
     def _ask(self, question: Question) -> None:
         """Put the fuser's question on the page (and the speaker); a player may answer it there,
-        with the buttons, or (on the twin) `on_question` answers as a player would."""
+        with the buttons, or (on the twin) `on_question` answers as a player would. Which of two
+        identical blocks was pulled is first looked for in the frames of the pull."""
+        if self._settle_from_frames(question):
+            return
         now = self.clock.now()
         if self._asked is not None and self._asked[0] == question.text and now - self._asked[1] < 5.0:
             return  # asked a moment ago and still waiting for the answer: not again
@@ -209,6 +220,25 @@ class TableLoop:
             self.open_questions.pop(qid, None)
             for event in reply:
                 self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+
+    def _settle_from_frames(self, question: Question) -> bool:
+        rnd = self.session.round
+        if question.kind != "which_spot" or rnd is None or self._last_image is None:
+            return False
+        lift_t = question.context.get("lift_t")
+        frames = self.pull_frames.before(lift_t + 0.2 if lift_t is not None else None)
+        option, evidence = settle_which_spot(question, getattr(self.reader, "pipeline", None), self._last_image,
+                                             frames, rnd.tower.top_level)
+        if option is None:
+            return False
+        self.pull_frames.clear()
+        for out in self.fuser.answer(question, option, rnd):
+            if isinstance(out, FusedEvent):
+                out.evidence.pop("answered", None)
+                out.evidence.pop("question", None)
+                out.evidence.update({"source": "camera: where the block stuck out", **evidence})
+            self._submit_all([out])
+        return True
 
     def _on_answer(self, qid: str, option: str) -> list[tuple[dict, dict]]:
         """The table answered question `qid`: the events it settles (the session logs and applies
