@@ -121,3 +121,28 @@ def test_a_collapse_ends_the_round_blamed_on_the_hand_on_the_tower():
     clock, session, loop, _ = make_loop(script, events)
     run(clock, loop, 1.5)
     assert session.over and session.round.outcome.loser == "Ana"
+
+
+DOUBLES = [
+    ["red-2", "blue-1", "green-1"],
+    ["yellow-1", "blue-2", "green-2"],
+    ["red-3", "yellow-3", "red-2"],
+    ["red-skip", "green-reverse", "blue-draw2"],
+]
+
+
+def test_the_table_answers_the_referees_question_on_the_page_and_the_turn_is_logged():
+    script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "red-2", None], "x", ["east"]),
+              (2.0, [None, "red-2", None], "x", [])]
+    events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
+    clock, session, loop, _ = make_loop(script, events)
+    session.start_round(DOUBLES)
+    run(clock, loop, 3.0)
+    question = session.question
+    assert question is not None and question["options"] == ["1/0", "3/2"]
+    assert question["labels"] == ["level 1, slot 0", "level 3, slot 2"]
+    session.answer(question["id"], "3/2", source="page")
+    assert session.question is None
+    rnd = session.round
+    assert rnd.tower.at(3, 2) is None and rnd.tower.at(5, 1).name == "red-2"
+    assert rnd.turn == "Ben"
