@@ -36,7 +36,7 @@ def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
     guide.say(f"Calibrating {'the twin' if args.backend == 'sim' else 'this table'} into {cal.path}")
     try:
         results = run_guided(rig, cal, limits, guide, known, args.seed, steps, getattr(args, "sheet_mm", None),
-                             getattr(args, "levels", None))
+                             getattr(args, "levels", None), getattr(args, "route", "quick"))
     finally:
         rig.close()
     ok = all(r.ok for r in results) and len(results) == len(steps)
@@ -46,13 +46,20 @@ def _run(args: argparse.Namespace, steps: tuple[str, ...]) -> int:
 
 
 def guided(args: argparse.Namespace) -> int:
-    return _run(args, tuple(args.steps.split(",")) if args.steps else ("markers", "loadcell", "imu", "vision", "check"))
+    from calibration.guided import STEPS
+
+    steps = tuple(s.strip() for s in args.steps.split(",")) if args.steps else STEPS
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        print(f"stacko calibrate: unknown step(s) {', '.join(unknown)}; the steps are {', '.join(STEPS)}")
+        return 2
+    return _run(args, steps)
 
 
 def _bench(args: argparse.Namespace) -> int:
     from calibration.bench import run_bench
 
-    return run_bench(args.seeds, args.test_levels, args.levels)
+    return run_bench(args.seeds, args.test_levels, args.levels, args.route)
 
 
 def register(groups) -> None:
@@ -70,16 +77,22 @@ def register(groups) -> None:
                           "vision accuracy on top levels it never saw", _bench)
     b.add_argument("--seeds", type=int, default=3, help="twin tables to calibrate (default 3)")
     b.add_argument("--test-levels", type=int, default=20, help="fresh top levels read after each calibration (default 20)")
-    b.add_argument("--levels", type=int, default=None, help="levels built in the vision step (default: all 15)")
+    b.add_argument("--levels", type=int, default=None,
+                   help="levels built in the vision step (default: 5 on the quick route, all 15 on the tower route)")
+    b.add_argument("--route", choices=("quick", "tower"), default="quick", help="the vision step's route (default quick)")
 
     p = groups.group_default("calibrate", guided)
     common(p)
     p.add_argument("--sheet-mm", type=float, default=None,
                    help="side of the printed marker sheet in mm, to fit your tray (default: the vision sheet's 280)")
+    p.add_argument("--route", choices=("quick", "tower"), default="quick",
+                   help="vision step: 'quick' builds a few levels that show every color and glyph, a photo or two per "
+                        "level (about 4 minutes in all); 'tower' builds the whole tower, a photo after every block")
     p.add_argument("--levels", type=int, default=None,
-                   help="vision step: build and photograph only this many levels (default: the whole tower, each block once)")
+                   help="vision step: levels to build and photograph (default: 5 on the quick route, 15 on the tower route)")
     p.add_argument("--steps", default=None,
-                   help="comma-separated subset of markers,loadcell,imu,vision,check (default: all, in order)")
+                   help="comma-separated subset of markers,vision,loadcell,imu,check, run in the order given "
+                        "(default: all, in that order: the vision models learn while the load cell and IMU are done)")
     common(groups.subcommand("calibrate", "loadcell", "tare and scale the load cell with a known weight; check one block shows",
                              lambda a: _run(a, ("loadcell",))))
     common(groups.subcommand("calibrate", "imu", "learn the tray's quiet vibration and set the touch/collapse thresholds",

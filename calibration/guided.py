@@ -4,18 +4,26 @@ Every step says what to do, measures, says how good the result is and writes its
 good. On the twin (`--backend sim`) the twin acts out each instruction, so the whole route runs
 unattended; on the Pi a person does it and presses Enter.
 
-The vision step builds the match tower block by block in an order the referee names (each block once),
-photographing after each block (and a few times with a hand or two over the tower), so the photos are
-labelled without typing; it then runs `stacko calibrate vision` on them and checks the result by reading
-the finished top level in a fresh photo.
+The vision step has the person build blocks the referee names, level by level, and photographs after
+each instruction (and with a hand or two over the tower), so the photos are labelled without typing; it
+then runs `stacko calibrate vision` on them, and the check step reads the finished top level in a fresh
+photo. Two routes: 'quick' (default) builds a few levels chosen so every color and glyph shows, a photo or
+two per level; 'tower' builds the whole tower, a photo after every block (each block seen once, slower).
+Every instruction is entered in the guide's time ledger, so the route can say how long it takes a person.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 from contextlib import redirect_stdout
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,17 +33,28 @@ import cv2
 
 from calibration.detector_settings import default_imu_floors_ms2, write_table_detector_settings
 from calibration.files import CalibrationDir, CalibrationError, write_json
+from calibration.person_time import PersonTimeModel, TimeLedger
 from calibration.steps import Action, MPU6050Samples, StepResult, calibrate_imu, calibrate_loadcell
 from hardware.errors import DeviceError
 
-STEPS = ("markers", "loadcell", "imu", "vision", "check")
+# the vision models learn in the background while the person does the IMU step and lays the test level
+# (blocks the photos did not show) on the tower the vision step built
+STEPS = ("markers", "loadcell", "vision", "imu", "check")
 
 
 class TerminalGuide:
     """Prints each instruction; waits for Enter (a person) or lets the twin do it (`rig.act`)."""
 
-    def __init__(self, rig, interactive: bool, out: Callable[[str], None] = print, ask: Callable[[str], str] = input):
+    def __init__(self, rig, interactive: bool, out: Callable[[str], None] = print, ask: Callable[[str], str] = input,
+                 ledger: TimeLedger | None = None):
         self.rig, self.interactive, self.out, self.ask = rig, interactive, out, ask
+        self.ledger = ledger or TimeLedger(PersonTimeModel.load())
+        self.step = ""
+        self.acting_s = 0.0  # rig-clock time spent on the person's actions (not on the sensors)
+        self.waiting_s = 0.0  # wall time spent waiting for the vision models to learn
+
+    def record(self, action: Action) -> None:
+        self.ledger.instruction(self.step or "route", action)
 
     def say(self, text: str) -> None:
         self.out(text)
@@ -46,12 +65,15 @@ class TerminalGuide:
 
     def _carry_out(self, action: Action, note: str, prompt: str) -> None:
         """The twin acts it out, or a person does it and answers (Enter); `--yes` on the Pi does not wait."""
+        self.record(action)
+        t0 = self.rig.clock.now()
         if self.rig.backend == "sim":
             self.rig.act(action)
             if note:
                 self.out(note)
         elif self.interactive:
             self.ask(prompt)
+        self.acting_s += self.rig.clock.now() - t0
 
     def result(self, result: StepResult) -> None:
         self.say(f"  {result.part}: {result.grade.upper()}")
@@ -60,15 +82,18 @@ class TerminalGuide:
 
 
 class JsonGuide(TerminalGuide):
-    """The same route as JSON lines, for a page or another program to show: {"say"}, {"do", "text"} (then
-    it waits for one line on stdin, unless the twin acts) and {"step", "ok", "grade", "lines"}."""
+    """The same route as JSON lines, for a page or another program to show: {"say"}, {"do", "text", "seconds"}
+    (then it waits for one line on stdin, unless the twin acts; "seconds" is the time model's estimate for a
+    person, so a page can show the time left) and {"step", "ok", "grade", "lines"}."""
 
     def say(self, text: str) -> None:
         if text.strip():
             self.out(json.dumps({"say": text.strip()}))
 
     def do(self, action: Action) -> None:
-        self.out(json.dumps({"do": action.key, "text": action.text, **({"grams": action.grams} if action.grams else {})}))
+        seconds = round(sum(self.ledger.model.instruction_s(action).values()))
+        self.out(json.dumps({"do": action.key, "text": action.text, "seconds": seconds,
+                             **({"grams": action.grams} if action.grams else {})}))
         self._carry_out(action, "", "")
 
     def result(self, result: StepResult) -> None:
@@ -87,6 +112,7 @@ def step_markers(rig, cal: CalibrationDir, guide: TerminalGuide, limits: Mapping
         from hardware.sim.textures import TrayLayout
 
         write_json(cal.tray_path, TrayLayout().tray_json())  # the twin's tray has the sheet printed on it
+        guide.do(Action("place_sheet", "Lay the printed sheet flat on the tray, markers up, and tape its corners."))
     else:
         run_cli(["calibrate", "markers", "--out", str(cal.path), *(["--size-mm", str(sheet_mm)] if sheet_mm else [])])
         guide.say(f"  The marker sheet is in {cal.path} (PNG/PDF). Print it at 100% scale (no 'fit to page').")
@@ -151,11 +177,13 @@ def run_cli(argv: list[str]) -> str:
 
 
 Shot = tuple[int, tuple[int, ...], int]  # (level being built, its slots filled so far, hands over the tower)
+ROUTES = ("quick", "tower")
+QUICK_LEVELS = 5  # the quick route's levels unless told: see docs/pi.md for accuracy against levels
 
 
 def photo_plan(tower: list[list[str | None]]) -> list[Shot]:
-    """The photos, in building order: every level once when complete, some levels also part-built (so the
-    reader learns empty slots), and a few with one or two hands over the tower (this table's skin and light)."""
+    """The 'tower' route's photos, in building order: one per block placed (every level once when complete,
+    the others part-built, so the reader learns empty slots), and a few with one or two hands over the tower."""
     plan: list[Shot] = []
     for k in range(1, len(tower) + 1):
         full = tuple(s for s in range(3) if tower[k - 1][s] is not None)
@@ -169,6 +197,58 @@ def photo_plan(tower: list[list[str | None]]) -> list[Shot]:
         if k % 5 == 4:
             plan.append((k, full, 2))
     return plan
+
+
+# how the quick route splits a level into instructions: each part is laid, then photographed; the first
+# part of most levels leaves the top part-built the way play leaves it (a lone middle, two sides, one side)
+QUICK_SPLITS: tuple[tuple[tuple[int, ...], ...], ...] = (
+    ((0, 1, 2),), ((1,), (0, 2)), ((0, 2), (1,)), ((2,), (0, 1)), ((0, 1), (2,)), ((0,), (1, 2)),
+)
+
+
+def quick_plan(tower: list[list[str | None]]) -> list[Shot]:
+    """The quick route's photos: one or two per level (see QUICK_SPLITS) and one hand, then two hands, over
+    the tower on its second and last levels."""
+    plan: list[Shot] = []
+    for k in range(1, len(tower) + 1):
+        filled: tuple[int, ...] = ()
+        for part in QUICK_SPLITS[(k - 1) % len(QUICK_SPLITS)]:
+            filled = tuple(sorted(filled + tuple(s for s in part if tower[k - 1][s] is not None)))
+            if filled:
+                plan.append((k, filled, 0))
+        if k == min(2, len(tower)):
+            plan.append((k, filled, 1))
+        if k == len(tower):
+            plan.append((k, filled, 2))
+    return plan
+
+
+def _classes(name: str) -> tuple[str, str]:
+    """A block's color and glyph, as the vision models learn them ('wild' is both)."""
+    color, _, glyph = name.partition("-")
+    return color, glyph or name
+
+
+def quick_tower(rng: random.Random, levels: int) -> list[list[str | None]]:
+    """`levels` full levels whose blocks show every color and glyph of the set, each about equally often:
+    each next block is the one whose color and glyph have been named least so far (ties at random)."""
+    from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
+
+    pool = [b.name for b in BLOCK_SETS[DEFAULT_BLOCK_SET].blocks]
+    rng.shuffle(pool)
+    if not 1 <= levels <= len(pool) // 3:
+        raise CalibrationError(f"the quick route builds 1 to {len(pool) // 3} levels, not {levels}")
+    seen: dict[str, int] = {}
+    chosen: list[str] = []
+    for _ in range(3 * levels):
+        best = max(pool, key=lambda n: sum(1.0 / (1 + seen.get(c, 0)) for c in _classes(n)))
+        pool.remove(best)
+        chosen.append(best)
+        for c in set(_classes(best)):
+            seen[c] = seen.get(c, 0) + 1
+    rows: list[list[str | None]] = [list(chosen[i:i + 3]) for i in range(0, len(chosen), 3)]
+    rng.shuffle(rows)
+    return rows
 
 
 def top_slots(level: list[str | None], filled: tuple[int, ...]) -> list[str | None]:
@@ -189,44 +269,128 @@ def orientation(level: int) -> str:
     return "x" if level % 2 else "y"
 
 
-def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int,
-                levels: int | None = None) -> tuple[StepResult, list[list[str | None]]]:
-    """Build the tower block by block in a named order, a photo after each block; learn from the photos."""
+def route_tower(route: str, seed: int, levels: int | None) -> tuple[list[list[str | None]], list[Shot]]:
+    """The tower a route has built, and its photos: 'quick' a few levels that show every color and glyph,
+    a photo or two per level; 'tower' the whole random tower, a photo after every block."""
     from referee.tower import random_tower
 
-    tower = random_tower(random.Random(seed))[:levels]  # the whole tower (each block once) unless told fewer levels
+    if route == "quick":
+        tower = quick_tower(random.Random(seed), levels or QUICK_LEVELS)
+        return tower, quick_plan(tower)
+    if route == "tower":
+        tower = random_tower(random.Random(seed))[:levels]  # the whole tower (each block once) unless told fewer levels
+        return tower, photo_plan(tower)
+    raise CalibrationError(f"unknown calibration route {route!r}: use {' or '.join(ROUTES)}")
+
+
+class Learning:
+    """`stacko calibrate vision` on the photos, in a child process at low priority, so the person carries on
+    with the IMU and the test level while the models learn (the learning is the route's longest wait).
+
+    It records the child's CPU time as well as its wall time: on a machine shared with other work the wall
+    time says little about a Pi doing nothing else, whose wall time is about its CPU time."""
+
+    def __init__(self, kit: Path, out: Path, photos: int, started_at_person_s: float):
+        self.kit, self.out, self.photos, self.started_at_person_s = kit, out, photos, started_at_person_s
+        if out.exists():
+            shutil.rmtree(out)
+        self.t0 = time.perf_counter()
+        self.wall_s: float | None = None
+        self.cpu_s = 0.0
+        self.returncode: int | None = None
+        self._logs = [tempfile.TemporaryFile(mode="w+"), tempfile.TemporaryFile(mode="w+")]
+        self.proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "calibrate", "vision", str(kit), "--out", str(out)],
+                                     stdout=self._logs[0], stderr=self._logs[1], text=True,
+                                     preexec_fn=lambda: os.nice(10))  # the sensor steps keep the CPU they need
+        self._watch = threading.Thread(target=self._wait, daemon=True)
+        self._watch.start()
+
+    def _wait(self) -> None:
+        _, status, usage = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = self.returncode = os.waitstatus_to_exitcode(status)
+        self.wall_s = time.perf_counter() - self.t0
+        self.cpu_s = usage.ru_utime + usage.ru_stime
+
+    def output(self) -> tuple[str, str]:
+        texts = []
+        for log in self._logs:
+            log.seek(0)
+            texts.append(log.read())
+            log.close()
+        return texts[0], texts[1]
+
+    def finish(self, guide: TerminalGuide, on_pi: bool) -> StepResult:
+        """Wait for the learning; its verdict is the vision step's result. The person's wait goes in the ledger:
+        on the Pi the learning's wall time, elsewhere its CPU time scaled to a Pi."""
+        t0 = time.perf_counter()
+        if self._watch.is_alive():
+            guide.say("  Waiting for the referee to finish learning the blocks ...")
+        self._watch.join()
+        guide.waiting_s += time.perf_counter() - t0
+        wall = self.wall_s or 0.0
+        overlap = guide.ledger.total_s() - self.started_at_person_s
+        waited = guide.ledger.learning("vision", wall if on_pi else self.cpu_s, on_pi, overlap)
+        stdout, stderr = self.output()
+        if self.returncode != 0:
+            said = (stdout.strip() + "\n" + stderr.strip()).strip()
+            return StepResult("vision", False, "failed", [f"learning the blocks failed: {said[-400:]}",
+                                                          f"the photos are kept in {self.kit}"])
+        lines = [f"learnt from {self.photos} photos in {wall:.0f} s ({self.cpu_s:.0f} s of CPU) here; the person "
+                 f"waited about {waited:.0f} s for it after the other steps", f"photos kept in {self.kit}",
+                 f"vision calibration in {self.out}"]
+        lines += [f"vision: {line}" for line in stderr.strip().splitlines()[-6:] if "accuracy" in line or "exact" in line]
+        return StepResult("vision", True, "good", lines)
+
+    def cancel(self) -> None:
+        if self.returncode is None:
+            self.proc.terminate()
+        self._watch.join(timeout=10)
+
+
+def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int, levels: int | None = None,
+                route: str = "quick") -> tuple[Learning, list[list[str | None]]]:
+    """Build the named blocks level by level, a photo after each part; start learning from the labelled photos."""
+    tower, plan = route_tower(route, seed, levels)
     kit = cal.path / f"kit-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
     (kit / "images").mkdir(parents=True)
     shutil.copy(cal.tray_path, kit / "tray.json")
     camera = rig.camera()
     labels: dict[str, dict] = {}
-    guide.say(f"  Build the tower in the middle of the tray, block by block as named (level 1 at the bottom). "
-              f"{slot_hint(cal.tray())} {len(photo_plan(tower))} photos.")
+    guide.say(f"  Build in the middle of the tray, the blocks as named (level 1 at the bottom); after each "
+              f"instruction take your hands away and press: the referee takes a photo. {slot_hint(cal.tray())} "
+              f"{len(tower)} levels, {len(plan)} photos.")
     placed: dict[int, set[int]] = {}  # level -> slots already built
-    for i, (k, filled, hands) in enumerate(photo_plan(tower), start=1):
+    for i, (k, filled, hands) in enumerate(plan, start=1):
         slots = top_slots(tower[k - 1], filled)
+        built = [list(lv) for lv in tower[: k - 1]] + [slots]
+        data: dict[str, Any] = {"levels": built, "hands": hands, "shot": i, "photo": True, "placed": 0}
         if hands:
-            text = f"Hold {'one hand' if hands == 1 else 'both hands'} over the tower, not touching it."
+            text = f"Hold {'one hand' if hands == 1 else 'both hands'} over the tower, not touching it, and press."
+            action = Action("hands_over", text, data=data)
         else:
             added = [s for s in filled if s not in placed.setdefault(k, set())]
             placed[k].update(added)
-            where = "along" if orientation(k) == "x" else "across"
-            text = f"Level {k} ({where} the tray): put " + " and ".join(f"{tower[k - 1][s]} in slot {s}" for s in added) + ". Hands away."
-        built = [list(lv) for lv in tower[: k - 1]] + [slots]
-        guide.do(Action("build_level", text, data={"levels": built, "hands": hands, "shot": i}))
+            data["placed"] = len(added)
+            action = Action("build_level", f"Level {k} ({_where(k)} the tray): put {_named(tower[k - 1], added)}. "
+                                           "Hands away.", data=data)
+        guide.do(action)
         image = camera.read()
         name = f"{i:04d}.png"
         if not cv2.imwrite(str(kit / "images" / name), image):
             raise CalibrationError(f"could not save the photo {kit / 'images' / name}: is the SD card full?")
         labels[name] = {"orientation": orientation(k), "slots": slots, "hands": hands}
     (kit / "labels.json").write_text(json.dumps(labels, indent=1) + "\n", encoding="utf-8")
-    guide.say(f"  Learning this table's colors, glyphs and hands from {len(labels)} photos ...")
-    if cal.vision_path.exists():
-        shutil.rmtree(cal.vision_path)
-    out = run_cli(["calibrate", "vision", str(kit), "--out", str(cal.vision_path)])
-    lines = [f"photos kept in {kit}", f"vision calibration in {cal.vision_path}"]
-    lines += [f"vision: {line}" for line in out.strip().splitlines()[-3:]]
-    return StepResult("vision", True, "good", lines), tower
+    guide.say(f"  The referee now learns this table's colors, glyphs and hands from {len(labels)} photos, in the "
+              "background: carry on with the next steps.")
+    return Learning(kit, cal.vision_path, len(labels), guide.ledger.total_s()), tower
+
+
+def _where(level: int) -> str:
+    return "along" if orientation(level) == "x" else "across"
+
+
+def _named(level: list[str | None], slots: list[int] | tuple[int, ...]) -> str:
+    return " and ".join(f"{level[s]} in slot {s}" for s in slots)
 
 
 def read_test_level(vision_dir: Path, image, levels: int) -> dict:
@@ -243,28 +407,66 @@ def read_test_level(vision_dir: Path, image, levels: int) -> dict:
     return {"orientation": reading.orientation, "slots": reading.names, "hands": len(reading.hands)}
 
 
-def step_check(rig, cal: CalibrationDir, guide: TerminalGuide, tower: list[list[str | None]], seed: int) -> StepResult:
-    """Read the finished tower's top level in a fresh photo (a light the vision step did not see)."""
-    guide.do(Action("show_top", "Hands away from the tower: the referee reads its top level.",
-                    data={"levels": tower, "hands": 0, "shot": 10_000 + seed}))
+def check_blocks(standing: list[list[str | None]], built: list[list[str | None]], seed: int) -> list[str | None] | None:
+    """Three blocks for the test level: ones the vision step never photographed when there are any left,
+    else any not in the standing tower; None when every block stands (then the top level is read again)."""
+    from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
+
+    def without(levels: list[list[str | None]]) -> list[str]:
+        pool = [b.name for b in BLOCK_SETS[DEFAULT_BLOCK_SET].blocks]
+        for name in (n for level in levels for n in level if n is not None):
+            if name in pool:
+                pool.remove(name)
+        return pool
+
+    rng = random.Random(seed * 31 + 7)
+    for pool in (without(built + standing), without(standing)):
+        if len(pool) >= 3:
+            return list(rng.sample(pool, 3))
+    return None
+
+
+def photograph_test_level(rig, cal: CalibrationDir, guide: TerminalGuide, standing: list[list[str | None]],
+                          test_level: list[str | None] | None, seed: int) -> tuple[Any, list[list[str | None]]]:
+    """Lay a test level of blocks the vision step did not see (on the tower if it still stands, else on the
+    tray) and photograph it; with every block in the tower, photograph its top level again. (photo, tower)"""
+    if test_level is not None:
+        tower = [list(lv) for lv in standing] + [test_level]
+        k = len(tower)
+        guide.do(Action("build_level", f"Test level {k} ({_where(k)} the tray{', on the tower' if standing else ''}): "
+                                       f"put {_named(test_level, (0, 1, 2))}. Hands away.",
+                        data={"levels": tower, "hands": 0, "shot": 10_000 + seed, "photo": True, "placed": 3}))
+    else:
+        tower = standing
+        guide.do(Action("show_top", "Hands away from the tower: the referee reads its top level.",
+                        data={"levels": tower, "hands": 0, "shot": 10_000 + seed, "photo": True}))
     image = rig.camera().read()
-    path = cal.path / "check-top-level.png"
-    cv2.imwrite(str(path), image)
+    cv2.imwrite(str(cal.path / "check-top-level.png"), image)
+    return image, tower
+
+
+def judge_test_level(cal: CalibrationDir, image, tower: list[list[str | None]]) -> StepResult:
+    """Read the test level as the referee does in play and compare it with what was laid."""
     got = read_test_level(cal.vision_path, image, len(tower))
     want = {"orientation": orientation(len(tower)), "slots": list(tower[-1]), "hands": 0}
     if "error" in got:
         return StepResult("check", False, "failed", [f"the test level could not be read: {got['error']}"])
-    slots_ok = got.get("slots") == want["slots"] and got.get("orientation") == want["orientation"]
-    lines = [f"read {got.get('slots')} ({got.get('orientation')}), the tower has {want['slots']} ({want['orientation']})",
-             f"hands over the tower: saw {got.get('hands')}, there were 0"]
-    if not slots_ok:
+    right = sum(a == b for a, b in zip(got.get("slots") or [], want["slots"]))
+    lines = [f"read {got.get('slots')} ({got.get('orientation')}), the tower has {want['slots']} ({want['orientation']}): "
+             f"{right} of 3 blocks right", f"hands over the tower: saw {got.get('hands')}, there were 0"]
+    if got.get("orientation") != want["orientation"] or right < 2:
         lines.append("the test level was misread: check the light (even, no strong shadows), then run the vision step again")
         return StepResult("check", False, "failed", lines)
+    warnings = []
+    if right == 2:
+        # one slot in ten misread still leaves one test level in four with a misread block: usable, the referee
+        # asks the table when it is unsure
+        warnings.append("warning: one block was misread, so the referee will ask the table more often; for better "
+                        "reading make the light even and run the vision step again")
     if got.get("hands") != 0:
-        lines.append("warning: hands were seen where there were none, so two-hand fouls may be called wrongly; "
-                     "keep sleeves and skin-coloured things off the table edge and run the vision step again")
-        return StepResult("check", True, "usable", lines)
-    return StepResult("check", True, "good", lines)
+        warnings.append("warning: hands were seen where there were none, so two-hand fouls may be called wrongly; "
+                        "keep sleeves and skin-coloured things off the table edge and run the vision step again")
+    return StepResult("check", True, "usable" if warnings else "good", lines + warnings)
 
 
 # ---------------------------------------------------------------- the whole route
@@ -272,32 +474,72 @@ def step_check(rig, cal: CalibrationDir, guide: TerminalGuide, tower: list[list[
 
 def run_guided(rig, cal: CalibrationDir, limits: Mapping[str, Any], guide: TerminalGuide, known_grams: float,
                seed: int = 0, steps: tuple[str, ...] = STEPS, sheet_mm: float | None = None,
-               levels: int | None = None) -> list[StepResult]:
-    """Every step in order; stops at the first step that fails (later steps rely on it)."""
+               levels: int | None = None, route: str = "quick") -> list[StepResult]:
+    """Every step in order; stops at the first step that fails (later steps rely on it). The vision step's
+    learning runs while the person does the next steps; its verdict comes before the check's (or at the end).
+    The guide's ledger ends up holding the person time of the route as given (see calibration/person_time.py)."""
+    if route not in ROUTES:
+        raise CalibrationError(f"unknown calibration route {route!r}: use {' or '.join(ROUTES)}")
     results: list[StepResult] = []
-    tower: list[list[str | None]] | None = None
+    built: list[list[str | None]] | None = None  # what the vision step built
+    standing: list[list[str | None]] = []  # what stands on the tray now
+    learning: Learning | None = None
+    on_pi = rig.backend != "sim"
     titles = {"markers": "the marker sheet", "loadcell": "the load cell", "imu": "the IMU (tray vibration)",
               "vision": "the blocks' colors and glyphs", "check": "reading a test level"}
-    for n, step in enumerate(steps, start=1):
-        guide.say(f"\nStep {n} of {len(steps)}: {titles[step]}")
-        try:
-            if step == "markers":
-                result = step_markers(rig, cal, guide, limits, sheet_mm)
-            elif step == "loadcell":
-                result = step_loadcell(rig, cal, guide, limits, known_grams)
-            elif step == "imu":
-                result = step_imu(rig, cal, guide, limits)
-            elif step == "vision":
-                result, tower = step_vision(rig, cal, guide, seed, levels)
-            else:
-                if tower is None:
-                    raise CalibrationError("the check reads the tower the vision step built: run the vision step first")
-                result = step_check(rig, cal, guide, tower, seed)
-        except (CalibrationError, DeviceError) as exc:
-            result = StepResult(step, False, "failed", [str(exc)])
+    def tell(result: StepResult, step: str) -> bool:
+        """Show a step's verdict; False (and how to go on) when the route must stop there."""
+        guide.ledger.result(step)
         guide.result(result)
         results.append(result)
         if not result.ok:
-            guide.say(f"\nCalibration stopped at step {n}: fix what it says, then run `stacko calibrate` again.")
-            break
+            guide.say(f"\nCalibration stopped at step {steps.index(step) + 1} ({titles[step]}): fix what it says, "
+                      "then run `stacko calibrate` again.")
+        return result.ok
+
+    try:
+        for n, step in enumerate(steps, start=1):
+            guide.say(f"\nStep {n} of {len(steps)}: {titles[step]}")
+            guide.step = step
+            t0, acting0, waiting0 = rig.clock.now(), guide.acting_s, guide.waiting_s
+            result: StepResult | None = None
+            try:
+                if step == "markers":
+                    result = step_markers(rig, cal, guide, limits, sheet_mm)
+                elif step == "loadcell":
+                    result = step_loadcell(rig, cal, guide, limits, known_grams)
+                    standing = []  # its first instruction clears the tray
+                elif step == "imu":
+                    result = step_imu(rig, cal, guide, limits)
+                elif step == "vision":
+                    learning, built = step_vision(rig, cal, guide, seed, levels, route)
+                    standing = [list(lv) for lv in built]
+                else:
+                    if built is None:
+                        raise CalibrationError("the check reads blocks with what the vision step learnt: "
+                                               "run the vision step first")
+                    image, tower = photograph_test_level(rig, cal, guide, standing, check_blocks(standing, built, seed), seed)
+                    if learning is not None:
+                        learnt, learning = learning.finish(guide, on_pi), None
+                        if not tell(learnt, "vision"):
+                            return results
+                    result = judge_test_level(cal, image, tower)
+            except (CalibrationError, DeviceError) as exc:
+                result = StepResult(step, False, "failed", [str(exc)])
+            # the sensors' reading time: the step's clock time less the person's actions (and, on the Pi, the
+            # wait for the learning, which the ledger counts by itself)
+            guide.ledger.machine(step, rig.clock.now() - t0 - (guide.acting_s - acting0)
+                                 - (guide.waiting_s - waiting0 if on_pi else 0.0))
+            if result is None:
+                continue  # the vision step's verdict comes when its learning is done
+            if not tell(result, step):
+                return results
+        if learning is not None:
+            guide.step = "vision"
+            learnt, learning = learning.finish(guide, on_pi), None
+            tell(learnt, "vision")
+    finally:
+        if learning is not None:
+            learning.cancel()
+        guide.say(f"\nThis route takes {guide.ledger.line()}.")
     return results

@@ -293,7 +293,7 @@ class TwinRig:
         return VoiceSpeaker(outputs, lambda: WavVoice(self._tmp.name))
 
     def act(self, action: Action) -> None:
-        if action.key in ("build_level", "show_top") and action.data:
+        if action.key in ("build_level", "hands_over", "show_top") and action.data:
             cam = self.camera()
             cam.pose(action.data["levels"], int(action.data.get("hands", 0)), int(action.data.get("shot", 0)))  # type: ignore[attr-defined]
         self.table.perform(action)

@@ -98,5 +98,7 @@ def test_json_mode_gives_a_page_every_instruction_and_result(tmp_path, capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     dos = [line["do"] for line in lines if "do" in line]
     assert dos == ["empty_tray", "put_weight", "remove_weight", "put_block", "remove_block"]
+    assert all(line["seconds"] > 0 for line in lines if "do" in line), "the page can show the time each one takes"
+    assert any("minutes for a person" in line.get("say", "") for line in lines)
     step = [line for line in lines if "step" in line]
     assert step[0]["step"] == "loadcell" and step[0]["ok"] and step[0]["grade"] in ("good", "usable")

@@ -1,32 +1,111 @@
-"""The whole guided calibration on the twin, unattended: markers, load cell, IMU, vision (building the
-tower level by level), the test-level check; then `stacko doctor` finds the table ready."""
+"""The quick vision route and the time model that says how long the guided calibration takes a person.
+
+The whole route on the twin, followed by a match refereed with its calibration, is in
+test_guided_then_match.py; these tests need no rendering.
+"""
 
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 
-from calibration.files import CalibrationDir
-from referee.cli import main
+import pytest
+
+from calibration.files import CalibrationError
+from calibration.guided import QUICK_SPLITS, check_blocks, quick_plan, quick_tower, route_tower
+from calibration.person_time import PersonTimeModel, TimeLedger
+from calibration.steps import Action
+from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
+
+SET = Counter(b.name for b in BLOCK_SETS[DEFAULT_BLOCK_SET].blocks)
 
 
-def test_guided_calibration_end_to_end_on_the_twin_then_doctor_is_happy(tmp_path, capsys):
-    cal = tmp_path / "cal"
-    # four levels (12 blocks, one photo per block placed) keep the test short; the bench builds all fifteen
-    assert main(["calibrate", "--backend", "sim", "--yes", "--seed", "4", "--levels", "4", "--calibration", str(cal)]) == 0
-    out = capsys.readouterr().out
-    for step in ("markers", "loadcell", "imu", "vision", "check"):
-        assert f"  {step}: GOOD" in out or f"  {step}: USABLE" in out, out
-    assert "Calibration complete" in out
-    assert out.count(": put ") == 12, "each block of the four levels is named once, as it is placed"
-    statuses = CalibrationDir(cal).statuses()
-    assert all(s.ok for s in statuses), [s.problem for s in statuses]
-    kit = next(cal.glob("kit-*"))
-    labels = json.loads((kit / "labels.json").read_text())
-    assert len(labels) == len(list((kit / "images").glob("*.png"))) == 12 + 2  # and two with hands
-    assert any(None in lab["slots"] for lab in labels.values()), "part-built levels teach empty slots"
-    assert {lab["hands"] for lab in labels.values()} == {0, 1, 2}
+def colors_and_glyphs(names):
+    colors, glyphs = Counter(), Counter()
+    for name in names:
+        color, _, glyph = name.partition("-")
+        colors[color] += 1
+        glyphs[glyph or name] += 1
+    return colors, glyphs
 
-    code = main(["doctor", "--backend", "sim", "--json", "--quiet", "--calibration", str(cal),
-                 "--log", str(tmp_path / "m.sqlite")])
-    checks = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-    assert code == 0, [c for c in checks if not c["ok"]]
+
+@pytest.mark.parametrize("seed", range(6))
+def test_five_quick_levels_show_every_color_and_glyph_at_least_once_and_mostly_twice(seed):
+    tower = quick_tower(random.Random(seed), 5)
+    names = [n for level in tower for n in level]
+    assert len(tower) == 5 and all(len(level) == 3 and None not in level for level in tower)
+    assert all(Counter(names)[n] <= SET[n] for n in names), "only blocks the box holds, each at most as often"
+    colors, glyphs = colors_and_glyphs(names)
+    assert set(colors) == {"red", "yellow", "green", "blue", "wild"}
+    assert set(glyphs) == {"1", "2", "3", "4", "draw2", "reverse", "skip", "wild"}
+    assert min(colors[c] for c in ("red", "yellow", "green", "blue")) >= 3
+    assert min(glyphs[g] for g in ("1", "2", "3", "4", "draw2", "reverse", "skip")) >= 2
+
+
+def test_the_quick_plan_photographs_every_level_complete_and_the_part_built_tops_play_leaves():
+    tower = [[f"a{k}", f"b{k}", f"c{k}"] for k in range(5)]
+    plan = quick_plan(tower)
+    no_hands = [(k, filled) for k, filled, h in plan if h == 0]
+    assert [k for k, filled in no_hands if filled == (0, 1, 2)] == [1, 2, 3, 4, 5]
+    part_built = {filled for _, filled in no_hands if filled != (0, 1, 2)}
+    assert {(1,), (0, 2), (2,)} <= part_built  # a lone middle, two sides with a gap, a lone side block
+    assert sorted(h for _, _, h in plan if h) == [1, 2]
+    assert len(plan) <= 2 * len(tower) + 2, "at most two photos a level, plus the two with hands"
+    assert all(sum(len(p) for p in split) == 3 for split in QUICK_SPLITS)
+
+
+def test_the_tower_route_still_builds_every_block_once():
+    tower, plan = route_tower("tower", 3, None)
+    assert Counter(n for level in tower for n in level if n) == SET
+    assert sum(1 for _, _, h in plan if h == 0) == 45
+
+
+def test_unknown_routes_and_impossible_level_counts_are_refused_in_words():
+    with pytest.raises(CalibrationError, match="unknown calibration route 'fast'"):
+        route_tower("fast", 0, None)
+    with pytest.raises(CalibrationError, match="1 to 15 levels"):
+        quick_tower(random.Random(0), 16)
+
+
+def test_the_test_level_uses_blocks_the_photos_never_showed():
+    tower = quick_tower(random.Random(2), 5)
+    level = check_blocks([], tower, 2)
+    left = SET - Counter(n for lv in tower for n in lv)
+    assert level is not None and not Counter(level) - left
+    full = route_tower("tower", 1, None)[0]
+    assert check_blocks(full, full, 1) is None, "with every block in the standing tower, the top is read again"
+    assert check_blocks([], full, 1) is not None, "with the tower taken off, any three blocks will do"
+
+
+def test_an_instruction_costs_its_reading_its_handling_and_its_blocks():
+    model = PersonTimeModel.load()
+    v = model.values
+    lay = Action("build_level", "Level 2: put red-1 in slot 0 and red-2 in slot 2.", data={"placed": 2, "photo": True})
+    parts = model.instruction_s(lay)
+    assert parts["reading"] == v["read_instruction_s"] + 2 * v["read_per_named_block_s"]
+    assert parts["blocks"] == 2 * (v["find_named_block_s"] + v["lay_block_s"])
+    assert parts["confirm"] == v["photo_s"]
+    weight = model.instruction_s(Action("put_weight", "Put the known weight on.", 500.0))
+    assert weight == {"reading": v["read_instruction_s"], "handling": model.actions["put_weight"], "blocks": 0.0,
+                      "confirm": v["confirm_s"]}
+    with pytest.raises(CalibrationError, match="no time for the instruction 'juggle'"):
+        model.instruction_s(Action("juggle", "Juggle three blocks."))
+
+
+def test_learning_in_the_background_only_costs_the_person_the_part_they_wait_for():
+    ledger = TimeLedger(PersonTimeModel.load())
+    slowdown = ledger.model.values["learning_slowdown_on_pi"]
+    assert ledger.learning("vision", 30.0, on_pi=False, overlapped_s=50.0) == pytest.approx(max(0.0, 30 * slowdown - 50))
+    assert ledger.learning("vision", 30.0, on_pi=True, overlapped_s=10.0) == pytest.approx(20.0)
+    assert ledger.summary()["learning_on_pi_s"] == pytest.approx(30 * slowdown + 30)
+
+
+def test_a_damaged_time_model_is_refused_with_its_name(tmp_path):
+    bad = tmp_path / "person_time.json"
+    bad.write_text(json.dumps({"read_instruction_s": "three"}))
+    with pytest.raises(CalibrationError, match="'read_instruction_s' must be a number of seconds"):
+        PersonTimeModel.load(bad)
+    bad.write_text("{not json")
+    with pytest.raises(CalibrationError, match="cannot read the calibration time model"):
+        PersonTimeModel.load(bad)
