@@ -287,23 +287,11 @@ def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal
                 top_blocks.append(blk)
     draw_faces(img, cam, faces)
 
-    # hands
-    n_hands = int(rng.choice(3, p=np.asarray(opt.hand_probs) / sum(opt.hand_probs)))
-    top_z = n_levels * Hb
-    hands_in = 0
-    sides_used = []
-    skin = SKIN_RGB[int(rng.choice(opt.skin_tones))]
-    for _ in range(n_hands):
-        inside = rng.random() < 0.8
-        side = int(rng.integers(4))
-        sides_used.append(side)
-        if inside:
-            dist = rng.uniform(-30, 50)
-            hands_in += 1
-        else:
-            dist = rng.uniform(105, 150)
-        tone = SKIN_RGB[int(rng.choice(opt.skin_tones))] if rng.random() < 0.5 else skin
-        _draw_hand(img, cam, rng, tray, side, dist, top_z + rng.uniform(15, 60), tone, light)
+    # hands (their own random stream, so how hands are drawn does not change the rest of the scene)
+    hand_seed = int(rng.integers(2**31))
+    hands_in, hand_truth = _draw_hands(img, cam, np.random.default_rng(hand_seed), tray, opt, n_levels * Hb, light)
+    hidden = slot_hidden_fractions(cam, tray, orient, n_levels * Hb, _hands_mask(img.shape, cam, hand_seed, tray, opt,
+                                                                                n_levels * Hb, light))
     # a hand that hides a marker sometimes
     if rng.random() < opt.hide_marker_prob:
         mid = list(tray.markers)[int(rng.integers(len(tray.markers)))]
@@ -315,56 +303,151 @@ def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal
 
     img = _photometric(img, rng, opt)
     label = {"orientation": orient, "slots": [b.name if b else None for b in top_blocks], "hands": hands_in}
-    extra = {"levels": n_levels, "f": f, "eye": [float(v) for v in cam.center]}
+    extra = {"levels": n_levels, "f": f, "eye": [float(v) for v in cam.center], "hands": hand_truth,
+             "slot_hidden": [round(float(v), 3) for v in hidden]}
     return img, {"label": label, "extra": extra}
 
 
-def _draw_hand(img, cam: Camera, rng, tray: Tray, side: int, dist: float, z: float, rgb, light) -> None:
-    """An arm from outside the tray towards the tower, palm and fingers, with its shadow first."""
-    tcx, tcy = tray.tower_center
+def _hands_mask(shape, cam: Camera, hand_seed: int, tray: Tray, opt: SynthOptions, top_z: float, light) -> np.ndarray:
+    """Where the hands (and sleeves) are in the image: the same hands drawn again on black."""
+    canvas = np.zeros(shape, np.uint8)
+    _draw_hands(canvas, cam, np.random.default_rng(hand_seed), tray, opt, top_z, light)
+    return canvas.max(axis=2) > 0
+
+
+def slot_hidden_fractions(cam: Camera, tray: Tray, orient: str, top_z: float, hand_mask: np.ndarray) -> list[float]:
+    """How much of each top slot's face the hands hide (0..1), for scoring on slots hidden by at most a tenth."""
+    from vision.top_level import slot_frame
+
+    L, W, _ = tray.block_mm
+    local = np.array([[-L / 2, -W / 2, 1], [L / 2, -W / 2, 1], [L / 2, W / 2, 1], [-L / 2, W / 2, 1]], dtype=np.float64)
+    out = []
+    for slot in range(3):
+        xy = (local @ slot_frame(tray, orient, slot).T)[:, :2]
+        uv = cam.project(np.column_stack([xy, np.full(4, top_z)]))
+        poly = np.zeros(hand_mask.shape, np.uint8)
+        cv2.fillConvexPoly(poly, np.round(uv).astype(np.int32), 1)
+        area = int(poly.sum())
+        out.append(float((hand_mask & (poly > 0)).sum()) / area if area else 1.0)
+    return out
+
+
+SLEEVE_RGB = [(40, 40, 45), (200, 200, 205), (150, 30, 40), (30, 60, 120), (90, 110, 60), (235, 225, 200)]
+
+
+def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: SynthOptions, top_z: float,
+                light) -> tuple[int, list[dict]]:
+    """0-2 hands: arms from any direction (a player's seat), tips over the tower or near it, the
+    second hand often from the same side so the two overlap; skin tones from very light to very
+    dark, sometimes a sleeve. Hands together leave at least three markers in view (a kit image
+    must be readable). Returns the label's hand count and each hand's truth."""
+    n_hands = int(rng.choice(3, p=np.asarray(opt.hand_probs) / sum(opt.hand_probs)))
     half = tray.footprint_half
-    d = np.array([(0, 1), (1, 0), (0, -1), (-1, 0)][side], dtype=np.float64)  # north, east, south, west
-    perp = np.array([-d[1], d[0]])
-    lateral = rng.uniform(-half, half)
-    tip = np.array([tcx, tcy]) + d * (half + dist) + perp * lateral
-    ang = rng.normal(0, 0.35)
-    ca, sa = math.cos(ang), math.sin(ang)
-    back = np.array([d[0] * ca - d[1] * sa, d[0] * sa + d[1] * ca])  # from tip towards the arm
+    zone = tray.block_mm[0]
+    truth, hands_in = [], 0
+    skin = _skin_tone(rng, opt)
+    covered = np.zeros(img.shape[:2], np.uint8)  # the tower's silhouette hides markers too
+    cx, cy = tray.tower_center
+    box = np.array([[cx + sx * half, cy + sy * half, zz] for sx in (-1, 1) for sy in (-1, 1) for zz in (0.0, top_z)])
+    cv2.fillConvexPoly(covered, cv2.convexHull(np.round(cam.project(box)).astype(np.int32)), 1)
+    # each marker's corners and centre, with its white border: covering any of them can hide it
+    probes = [cam.project(np.array([[*(c.mean(axis=0) + 1.25 * (q - c.mean(axis=0))), 0.0] for q in c]
+                                   + [[*c.mean(axis=0), 0.0]])) for c in tray.markers.values()]
+    for k in range(n_hands):
+        inside = rng.random() < 0.8
+        tone = skin if rng.random() < 0.5 else _skin_tone(rng, opt)
+        z = top_z + rng.uniform(15, 60)
+        sleeve = SLEEVE_RGB[int(rng.integers(len(SLEEVE_RGB)))] if rng.random() < 0.3 else None
+        for _ in range(30):
+            if k == 1 and rng.random() < 0.4:
+                seat = truth[0]["from_deg"] + rng.choice([-1, 1]) * rng.uniform(8, 35)  # overlapping the first
+            else:
+                seat = rng.uniform(0, 360)
+            if inside:  # the fingertip anywhere within one block length of the footprint
+                reach = rng.uniform(-0.8 * half, zone - 25)
+            else:
+                reach = rng.uniform(zone + 30, zone + 75)
+            # the tip lies on the square at `reach` outside the footprint, in a direction near the seat
+            a = math.radians(seat + (rng.normal(0, 50) if inside else rng.normal(0, 25)))
+            u = np.array([math.cos(a), math.sin(a)])
+            tip = np.array(tray.tower_center) + u * (half + reach) / max(abs(u[0]), abs(u[1]))
+            shapes = _hand_shapes(cam, rng, tray, tip, seat, z, tone, sleeve)
+            mask = covered.copy()
+            for pts, zs, _ in shapes:
+                uv = cam.project(np.column_stack([pts, zs]))
+                cv2.fillPoly(mask, [np.round(uv).astype(np.int32)], 1)
+            h, w = mask.shape
+            hidden = sum(1 for pr in probes
+                         if any(0 <= int(x) < w and 0 <= int(y) < h and mask[int(y), int(x)] for x, y in pr))
+            if hidden <= 1:
+                break
+        else:
+            continue  # no pose of this hand leaves the tray readable: leave it out
+        covered = mask
+        _paint_hand(img, cam, rng, shapes, light)
+        hands_in += inside
+        truth.append({"from_deg": round(seat % 360, 1), "over_tower": bool(inside),
+                      "tip_mm": [round(float(v), 1) for v in tip]})
+    return hands_in, truth
+
+
+def _skin_tone(rng: np.random.Generator, opt: SynthOptions) -> tuple[float, float, float]:
+    base = np.array(SKIN_RGB[int(rng.choice(opt.skin_tones))], np.float64)
+    return tuple(float(v) for v in np.clip(base * rng.uniform(0.9, 1.08) + rng.normal(0, 5, 3), 0, 255))
+
+
+def _hand_shapes(cam: Camera, rng, tray: Tray, tip: np.ndarray, seat_deg: float, z: float, rgb,
+                 sleeve=None) -> list[tuple[np.ndarray, np.ndarray, tuple]]:
+    """An arm from the player's seat (`seat_deg`, about half a metre from the tower) to the
+    fingertip at `tip`, rising towards the shoulder; palm and fingers: (points, heights, colour)."""
+    tcx, tcy = tray.tower_center
+    s = math.radians(seat_deg)
+    shoulder = np.array([tcx, tcy]) + rng.uniform(420, 560) * np.array([math.cos(s), math.sin(s)])
+    back = shoulder - tip
+    back /= np.linalg.norm(back) + 1e-9  # from the tip towards the arm
     bperp = np.array([-back[1], back[0]])
     palm_c = tip + back * 70
     wrist = tip + back * 100
-    elbow = tip + back * 500
+    elbow = tip + back * 420
     shapes = []
-    arm_w = rng.uniform(30, 38)
-    arm = [wrist + bperp * arm_w, elbow + bperp * (arm_w + 10), elbow - bperp * (arm_w + 10), wrist - bperp * arm_w]
-    shapes.append(np.array(arm))
+    arm_w = rng.uniform(26, 38)
+    rise = max(0.0, min(rng.uniform(0, 120), float(cam.center[2]) - 250 - z))  # the elbow is higher than the wrist
+    arm_col = sleeve if sleeve is not None else rgb
+    shapes.append((np.array([wrist + bperp * arm_w, elbow + bperp * (arm_w + 10), elbow - bperp * (arm_w + 10),
+                             wrist - bperp * arm_w]), np.array([z, z + rise, z + rise, z]), arm_col))
     t = np.linspace(0, 2 * np.pi, 24)
-    palm = palm_c + np.outer(np.cos(t) * 45, back) + np.outer(np.sin(t) * 42, bperp)
-    shapes.append(palm)
+    palm = palm_c + np.outer(np.cos(t) * 45, back) + np.outer(np.sin(t) * rng.uniform(36, 44), bperp)
+    shapes.append((palm, np.full(len(palm), z), rgb))
     spread = rng.uniform(0.8, 1.2)
-    for k in range(4):
-        off = (k - 1.5) * 19 * spread
+    n_fingers = 4 if rng.random() < 0.7 else int(rng.integers(1, 4))  # a pinch or a pointing finger too
+    for k in range(n_fingers):
+        off = (k - (n_fingers - 1) / 2) * 19 * spread
         base = palm_c - back * 30 + bperp * off
         ftip = base - back * rng.uniform(45, 65)
         fw = 8.5
-        shapes.append(np.array([base + bperp * fw, ftip + bperp * fw * 0.8, ftip - bperp * fw * 0.8, base - bperp * fw]))
-    th_base = palm_c + bperp * 38
-    th_tip = th_base + bperp * 35 - back * 30
-    shapes.append(np.array([th_base + back * 10, th_tip + back * 6, th_tip - back * 6, th_base - back * 10]))
-    # shadow on the tray plane, cast along the light
-    sh = img.astype(np.float32)
+        f = np.array([base + bperp * fw, ftip + bperp * fw * 0.8, ftip - bperp * fw * 0.8, base - bperp * fw])
+        shapes.append((f, np.full(4, z - 4), rgb))
+    th_side = rng.choice([-1, 1])
+    th_base = palm_c + bperp * 38 * th_side
+    th_tip = th_base + bperp * 30 * th_side - back * 30
+    shapes.append((np.array([th_base + back * 10, th_tip + back * 6, th_tip - back * 6, th_base - back * 10]),
+                   np.full(4, z), rgb))
+    return shapes
+
+
+def _paint_hand(img, cam: Camera, rng, shapes, light) -> None:
+    """The hand's shadow on the tray plane (cast along the light), then the hand over it."""
     mask = np.zeros(img.shape[:2], np.uint8)
-    off = -np.array(light[:2]) / max(light[2], 0.3) * z
-    for s in shapes:
-        uv = cam.project(np.column_stack([s + off, np.full(len(s), 0.0)]))
+    for pts, zs, _ in shapes:
+        off = -np.outer(zs, np.array(light[:2]) / max(light[2], 0.3))
+        uv = cam.project(np.column_stack([pts + off, np.zeros(len(pts))]))
         cv2.fillPoly(mask, [np.round(uv).astype(np.int32)], 255, cv2.LINE_AA)
     mask = cv2.GaussianBlur(mask, (0, 0), 4)
-    k = 1 - 0.45 * (mask.astype(np.float32) / 255)[..., None]
-    img[:] = np.clip(sh * k, 0, 255).astype(np.uint8)
-    base = np.array(rgb, np.float32)
-    for i, s in enumerate(shapes):
-        uv = cam.project(np.column_stack([s, np.full(len(s), z)]))
-        shade = base * rng.uniform(0.85, 1.05)
+    k = 1 - rng.uniform(0.3, 0.5) * (mask.astype(np.float32) / 255)[..., None]
+    img[:] = np.clip(img.astype(np.float32) * k, 0, 255).astype(np.uint8)
+    for pts, zs, col in shapes:
+        uv = cam.project(np.column_stack([pts, zs]))
+        shade = np.array(col, np.float32) * rng.uniform(0.85, 1.05)
         cv2.fillPoly(img, [np.round(uv * 16).astype(np.int32)], tuple(int(v) for v in np.clip(shade, 0, 255)), cv2.LINE_AA, 4)
 
 

@@ -1,0 +1,106 @@
+"""Hands over the tower: counted when within one block length of the footprint, each with the
+direction its arm comes from (the player's seat), whatever the skin tone; shadows are not hands."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from vision import top_level as tl
+from vision.geometry import intrinsics, look_at
+from vision.hands import find_hands, side_of
+from vision.reader import default_config
+from vision.synthkit import BLOCK_RGB, SKIN_RGB, _hand_shapes, _paint_hand, box_faces, default_tray, draw_faces, tray_sheet
+from vision.tray import register
+
+TRAY = default_tray()
+LEVELS = 6
+BLOCK_H = TRAY.block_mm[2]
+
+
+def _scene(hands=(), shadow_only=False, seed=0):
+    """A 6-level tower seen from straight above; hands are (tip xy, seat degrees, skin RGB)."""
+    rng = np.random.default_rng(seed)
+    cx, cy = TRAY.tower_center
+    cam = look_at(intrinsics(600.0, 640, 480), np.array([cx + 15, cy - 10, 560.0]), np.array([cx, cy, 0.0]), 0.0)
+    img = np.full((480, 640, 3), (90, 70, 50), np.uint8)
+    sheet, sx0, sytop = tray_sheet(TRAY, 3.0, (228, 222, 212))
+    Hs = cam.plane_homography(0.0) @ np.array([[1 / 3.0, 0, sx0], [0, -1 / 3.0, sytop], [0, 0, 1]])
+    warped = cv2.warpPerspective(sheet, Hs, (640, 480), flags=cv2.INTER_AREA)
+    m = cv2.warpPerspective(np.full(sheet.shape[:2], 255, np.uint8), Hs, (640, 480)) > 0
+    img[m] = warped[m]
+    light = np.array([0.3, 0.2, 1.0]) / np.linalg.norm([0.3, 0.2, 1.0])
+    faces = []
+    L, W, H = TRAY.block_mm
+    for lev in range(1, LEVELS + 1):
+        for s in range(3):
+            off = (s - 1) * W
+            ctr, yaw = ((cx, cy + off, (lev - 0.5) * H), 0.0) if lev % 2 else ((cx + off, cy, (lev - 0.5) * H), 90.0)
+            faces += box_faces(ctr, (L - 0.6, W - 0.6, H - 0.3), yaw, BLOCK_RGB[("red", "green", "blue")[s]], light)
+    draw_faces(img, cam, faces)
+    for tip, seat, skin in hands:
+        shapes = _hand_shapes(cam, rng, TRAY, np.asarray(tip, float), seat, LEVELS * H + 30, skin)
+        if shadow_only:  # the hand itself out of sight, only its shadow on the tray
+            before = img.copy()
+            _paint_hand(img, cam, rng, shapes, light)
+            mask = np.zeros(img.shape[:2], np.uint8)
+            for pts, zs, _ in shapes:
+                cv2.fillPoly(mask, [np.round(cam.project(np.column_stack([pts, zs]))).astype(np.int32)], 1)
+            img[mask > 0] = before[mask > 0] * 0.6
+        else:
+            _paint_hand(img, cam, rng, shapes, light)
+    return cv2.cvtColor(img, cv2.COLOR_RGB2BGR)
+
+
+def _hands(img):
+    cfg = default_config()
+    reg = register(cfg, TRAY, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    tray_bgr = tl.tray_color(cfg, TRAY, reg, img)
+    return find_hands(cfg, TRAY, reg, img, tray_bgr, LEVELS * BLOCK_H, None, tl.color_gains(cfg, tray_bgr))
+
+
+def _gap(a, b):
+    d = abs(a - b) % 360
+    return min(d, 360 - d)
+
+
+def test_no_hand_no_reading():
+    assert _hands(_scene()) == ()
+
+
+@pytest.mark.parametrize("skin", [SKIN_RGB[0], SKIN_RGB[4], SKIN_RGB[-1]], ids=["light", "medium", "dark"])
+def test_a_hand_over_the_tower_is_seen_with_its_seat_direction(skin):
+    cx, cy = TRAY.tower_center
+    hands = _hands(_scene([((cx + 10, cy + 5), 200.0, skin)]))
+    assert len(hands) == 1
+    assert hands[0].entry_deg is not None and _gap(hands[0].entry_deg, 200.0) < 30
+    assert hands[0].side == side_of(hands[0].entry_deg)
+
+
+def test_a_player_reaching_round_the_tower_is_placed_by_the_arm_not_the_fingertip():
+    cx, cy = TRAY.tower_center
+    # the fingertip is on the tower's east side, the arm comes from the south-west seat
+    hands = _hands(_scene([((cx + 45, cy), 235.0, SKIN_RGB[2])]))
+    assert len(hands) == 1
+    assert _gap(hands[0].entry_deg, 235.0) < 30
+
+
+def test_two_hands_from_two_seats_are_two():
+    cx, cy = TRAY.tower_center
+    hands = _hands(_scene([((cx - 20, cy), 180.0, SKIN_RGB[1]), ((cx + 20, cy + 10), 20.0, SKIN_RGB[7])]))
+    assert len(hands) == 2
+    assert sorted(round(_gap(h.entry_deg, 180.0) // 90) for h in hands) == [0, 1]
+
+
+def test_a_hand_beyond_one_block_length_does_not_count():
+    cx, cy = TRAY.tower_center
+    far = TRAY.footprint_half + TRAY.block_mm[0] + 40
+    assert _hands(_scene([((cx + far * math.cos(1.0), cy + far * math.sin(1.0)), math.degrees(1.0), SKIN_RGB[3])])) == ()
+
+
+def test_a_shadow_is_not_a_hand():
+    cx, cy = TRAY.tower_center
+    assert _hands(_scene([((cx + 10, cy), 90.0, SKIN_RGB[3])], shadow_only=True)) == ()
