@@ -306,6 +306,8 @@ def test_the_table_answers_the_referees_question_and_undoes_a_call_on_the_page(b
         [refused] = run_the_loop_once(session)
         assert refused["ok"] is False
         page.wait_for_selector("#toast.bad")  # the refusal is shown, and said
+        assert "level 3, slot 1 already holds" in page.inner_text("#toast")
+        page.wait_for_function("document.getElementById('feed').textContent.includes('Please check')")
         session.undo_last()
         page.goto(f"{server.url}/history/{session.match_id}/1")  # the history shows the voided pull struck through
         page.click("#last")

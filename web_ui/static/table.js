@@ -8,6 +8,9 @@ const FOUL_WORDS = {"wrong-block": "wrong block", "action-in-draw": "action bloc
 const COLOR_WORDS = {wild_color: "name the Wild's color", penalty_color: "name the penalty color"};
 
 function toast(text, good) {
+  // "sent" must not hide a refusal that came back over the stream a moment before the reply
+  if (good && Date.now() - (S.badAt || 0) < 2000) return;
+  if (!good) S.badAt = Date.now();
   const t = $("toast");
   t.textContent = text;
   t.className = "toast " + (good ? "good" : "bad");
