@@ -77,6 +77,7 @@ def register_loop(groups) -> None:
     d.add_argument("--max-turns", type=int, default=200)
     d.add_argument("--voice-dir", help="write the referee's speech as WAV files here instead of speaking")
     d.add_argument("--vision", help="a vision calibration folder (default: made from a twin kit on first run)")
+    d.add_argument("--record", help="write the match's observations (readings, sensor events, truth) to this .jsonl.gz, to replay later")
     d.add_argument("--calibration", help="a whole calibration folder from `stacko calibrate` on the twin (vision, load cell, detectors)")
     d.add_argument("--quiet", action="store_true", help="print only the final JSON line")
 
@@ -120,7 +121,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 2
     opts = DemoOptions(players=args.players, seed=args.seed, fast=args.fast, serve=not args.no_serve,
                        port=args.port, log=args.log, skill=args.skill, max_turns=args.max_turns,
-                       voice_dir=args.voice_dir, vision_dir=args.vision, calibration_dir=args.calibration, quiet=args.quiet)
+                       voice_dir=args.voice_dir, vision_dir=args.vision, calibration_dir=args.calibration, record_to=args.record, quiet=args.quiet)
     if args.calibration:
         from calibration.files import CalibrationError
         from hardware.detectors.config import DetectorConfigError

@@ -31,6 +31,7 @@ class DemoOptions:
     busy_frame_period_s: float = 0.066  # ... and while a pull is under way
     voice_dir: str | None = None  # WAV files instead of the sound device
     vision_dir: str | None = None
+    record_to: str | None = None  # write the match's observations here (referee.loop.recorded), to replay later
     calibration_dir: str | None = None  # a whole table calibration (vision, load cell, detectors), as `stacko calibrate` writes it
     quiet: bool = False
     options: dict | None = None
@@ -207,10 +208,17 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         truth = twin.truth[turn_truth["from"]:]
         return truth_option(question, truth) or missing_events(session.round, truth, names)
 
+    recording = None
+    if opts.record_to:
+        from referee.loop.recorded import ObservationWriter
+
+        recording = ObservationWriter(opts.record_to)
+    turn_spans: list[tuple[int, int]] = []
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
                      buttons=devices.buttons, speaker=devices.speaker,
-                     on_question=answer, on_frame=frame_to_page(session))
+                     on_question=answer, on_frame=frame_to_page(session),
+                     observer=recording.observe if recording is not None else None)
     pace = _Pacer(clock, opts.fast)
 
     def on_step(t) -> None:
@@ -239,6 +247,8 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             twin.step(0.5, on_step)
             if twin.t - (twin.collapse_time or twin.t) > 5.0 and not session.over:
                 echo("The referee missed the collapse: a player reports it.")
+                if recording is not None:
+                    recording.add("collapse_report", twin.t)
                 session.submit({"event": "collapse"}, {"source": "player report"})
             continue
         who = rnd.turn
@@ -254,6 +264,8 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             break
         turns_started += 1
         n_truth = turn_truth["from"] = len(twin.truth)
+        if recording is not None:
+            recording.add("turn", twin.t, n_truth)
         try:
             twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands,
                       style=player.skill.style, on_step=on_step)
@@ -270,6 +282,10 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             twin.step(0.2, on_step)
             waited += 0.2
         truth_turns.append({"pull": choice, "events": twin.truth[n_truth:]})
+        turn_spans.append((n_truth, len(twin.truth)))
+        if recording is not None:
+            recording.add("check", twin.t, {"table": _real_tower(twin.tower_map()).names(), "turn_from": n_truth,
+                                            "truth_upto": len(twin.truth)})
         if not referee_caught_up(session.round, twin):
             missed += 1
             fuser.reset()
@@ -301,6 +317,14 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         log_path=str(store.path),
     )
     result.checks = compare_with_truth(store, session.match_id, truth_turns, names)
+    if recording is not None:
+        path = recording.close({"players": names, "seed": opts.seed, "skill": opts.skill, "options": opts.options,
+                                "setup_tower": [list(r) for r in read_rows], "truth": twin.truth,
+                                "turn_spans": turn_spans, "frame_period_s": opts.frame_period_s,
+                                "busy_frame_period_s": opts.busy_frame_period_s,
+                                "live": {"winner": result.winner, "loser": result.loser, "turns": result.turns,
+                                         "agree": sum(c.agree for c in result.checks), "checked": len(result.checks)}})
+        echo(f"Observations recorded in {path}")
     result.release_latency_s = release_latencies(twin.truth, session.stats.timeline)
     result.build_errors = sum(a != b for ra, rb in zip(read_rows, tower) for a, b in zip(ra, rb))
     twin.close()

@@ -95,6 +95,7 @@ class TableLoop:
         speaker: Any | None = None,
         on_question: Callable[[Question], str | list[dict] | None] | None = None,
         on_frame: Callable[[Any, TopLevelReading | None], None] | None = None,
+        observer: Callable[[str, Any], None] | None = None,
     ):
         self.session = session
         self.fuser = fuser
@@ -109,6 +110,7 @@ class TableLoop:
         self.speaker = speaker
         self.on_question = on_question
         self.on_frame = on_frame
+        self.observer = observer  # sees every observation (referee.loop.recorded writes them down)
         self.next_frame_t = clock.now()
         self.stats = LoopStats()
         self._spoken_upto = 0
@@ -152,6 +154,8 @@ class TableLoop:
         events = self.detectors.feed(imu_t=imu_t, accel=accel, load_t=load_t, grams=grams, gyro=gyro)
         for ev in events:
             self.stats.sensor_events.append(ev)
+            if self.observer is not None:
+                self.observer("sensor", ev)
             self._submit_all(self.fuser.on_sensor(ev, self.session.round))
 
     def _frame(self) -> None:
@@ -167,6 +171,8 @@ class TableLoop:
                 self.stats.unreadable_frames += 1
                 self.session.note(f"camera frame {frame.seq} unreadable: {exc}")
         self.stats.frames += 1
+        if self.observer is not None and reading is not None:
+            self.observer("frame", reading)
         if self.on_frame is not None:
             self.on_frame(frame, reading)
         self._last_image = frame.image
@@ -181,6 +187,8 @@ class TableLoop:
         if self.buttons is None:
             return
         for press in self.buttons.read():
+            if self.observer is not None:
+                self.observer("button", press)
             self.handle_button(press)
 
     def handle_button(self, press: ButtonPress) -> None:
