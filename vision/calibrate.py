@@ -20,9 +20,9 @@ import numpy as np
 from vision import top_level as tl
 from vision.hands import find_hands
 from vision.kit import Kit, KitError, load_kit
-from vision.models import train_linear
+from vision.models import train_kernel, train_linear
 from vision.background import learn_background
-from vision.reader import Pipeline, default_config, merge, read_frame, top_height
+from vision.reader import Pipeline, default_config, merge, top_height
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
 MIN_IMAGES = 6
@@ -45,69 +45,50 @@ def _color_of(block) -> str:
     return "wild" if block.color is None else block.color.value
 
 
-def _glyph_option(o) -> dict:
-    return {"crop_x": float(o[0]), "crop_y": float(o[1]), "width": int(o[2]), "height": int(o[3])}
+def label_fit_height(cfg: dict, kit: Kit, p: Prepared, z0: float) -> float:
+    """The height near z0 at which the labelled slots' boundaries sit best on image edges.
+
+    The label says which slots hold a block and which way they lie, so the boundary lines that
+    must be edges are known; only their height is searched. Training on patches cut at this
+    height teaches the models well-aligned blocks rather than the read-time estimate's slips."""
+    lab = kit.labels[p.name]
+    occ = tuple(int(b is not None) for b in lab.slots)
+    if not any(occ):
+        return z0
+    segs = next(s for o, s in tl.BOUNDARY_SETS if o == occ)
+    level = kit.tray.block_mm[2]
+    w = float(cfg["calibration"]["height_refine_mm"])
+    zs = np.arange(max(level * 0.5, z0 - w), z0 + w + 1e-6, float(cfg["align"]["fine_step_mm"]) / 2)
+    st = tl.segment_strengths(cfg, kit.tray, p.reg, tl.edge_image(p.img), lab.orientation, zs)
+    return float(zs[int(np.argmax(st[:, segs].mean(axis=1)))])
 
 
-def jitter_patch(patch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A block a few mm / degrees off its slot, as the camera will also see it."""
-    h, w = patch.shape[:2]
-    M = cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(-4, 4), rng.uniform(0.93, 1.07))
-    M[:, 2] += rng.uniform(-3, 3, 2)
-    return cv2.warpAffine(patch, M, (w, h), borderMode=cv2.BORDER_REPLICATE)
-
-
-def glyph_training_set(cfg: dict, patches, rng) -> tuple[list, list]:
+def glyph_training_set(cfg: dict, tray, samples, rng) -> tuple[list, list]:
+    """Glyph features of every labelled block, as laid and turned 180 degrees, plus crops moved
+    a few mm / degrees (a block off its slot, a height a little off)."""
     X, Y = [], []
     n_aug = int(cfg["calibration"]["glyph_augment"])
-    for patch, glyph, _ in patches:
-        for q in [patch] + [jitter_patch(patch, rng) for _ in range(n_aug)]:
-            for r in (q, np.ascontiguousarray(q[::-1, ::-1])):
+    jc = cfg["calibration"]["glyph_jitter"]
+    for p, z, orient, slot, glyph in samples:
+        mats = [None] + [tl.jitter_matrix(rng, float(jc["shift_mm"]), float(jc["deg"]), float(jc["scale"])) for _ in range(n_aug)]
+        for J in mats:
+            crop = tl.glyph_crop(cfg, tray, p.reg, p.img, z, orient, slot, J)
+            for r in (crop, np.ascontiguousarray(crop[::-1, ::-1])):
                 X.append(tl.glyph_features(cfg, r))
                 Y.append(glyph)
     return X, Y
 
 
-def choose_glyph_crop(cfg: dict, patches, rng, log) -> tuple:
-    """The glyph crop and feature size that cross-validate best across images (each print differs)."""
-    options = [tuple(o) for o in cfg["calibration"]["glyph_crops"]]
-    names = sorted({n for _, _, n in patches})
-    if len(names) < 6 or len(options) == 1 or len({g for _, g, _ in patches}) < 2:
-        return options[0]
-    folds = {n: i % 3 for i, n in enumerate(rng.permutation(names))}
-    best = None
-    for crop in options:
-        c = merge(cfg, {"glyph": _glyph_option(crop), "calibration": {"glyph_augment": 1}})
-        right = total = 0
-        for k in range(3):
-            train = [t for t in patches if folds[t[2]] != k]
-            test = [t for t in patches if folds[t[2]] == k]
-            if len({g for _, g, _ in train}) < 2 or not test:
-                continue
-            X, Y = glyph_training_set(c, train, rng)
-            m = train_linear(np.array(X), Y, C=float(cfg["calibration"]["C"]["glyph"]))
-            P = m.proba(np.array([tl.glyph_features(c, t[0]) for t in test]))
-            pred = np.array(m.classes)[np.argmax(P, axis=1)]
-            right += int(np.sum(pred == np.array([t[1] for t in test])))
-            total += len(test)
-        acc = right / max(1, total)
-        if best is None or acc > best[0]:
-            best = (acc, crop)
-    log(f"glyph crop {best[1]} chosen ({best[0]:.3f} cross-validated across images)")
-    return best[1]
-
-
 def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dict, dict]:
-    """Features with jitter from every labelled image, then the four classifiers."""
+    """Heights fitted to the labels, features with jitter from every labelled image, then the four classifiers."""
     cfg = json.loads(json.dumps(cfg))
     pipe = Pipeline(cfg, kit.tray, {}, bg)
     for p in prepared:
-        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
+        p.z = label_fit_height(cfg, kit, p, top_height(pipe, p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr)))
 
-    # 3. features with jitter, then the four classifiers
     X = {"orientation": [], "occupancy": [], "color": [], "glyph": []}
-    glyph_patches: list[tuple[np.ndarray, str, str]] = []
     Y = {k: [] for k in X}
+    glyph_samples = []
     jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
     n_gain = int(cfg["calibration"]["gain_jitter_samples"])
     gsig = float(cfg["calibration"]["gain_jitter"])
@@ -115,7 +96,7 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
         lab = kit.labels[p.name]
         base_gains = tl.color_gains(cfg, p.tray_bgr)
         for dz in jit_z:
-            z = max(kit.tray.block_mm[2], p.z + dz)
+            z = max(kit.tray.block_mm[2] * 0.5, p.z + dz)
             face = tl.face_image(cfg, kit.tray, p.reg, p.img, z)
             for k in range(4):
                 rot = np.ascontiguousarray(np.rot90(face, k))
@@ -133,20 +114,24 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                     if block is not None:
                         X["color"].append(cf)
                         Y["color"].append(_color_of(block))
-                if block is not None:
-                    glyph_patches.append((patch, _glyph_of(block), p.name))
-    crop = choose_glyph_crop(cfg, glyph_patches, rng, log)
-    cfg["glyph"].update(_glyph_option(crop))
-    X["glyph"], Y["glyph"] = glyph_training_set(cfg, glyph_patches, rng)
+        for s, block in enumerate(lab.slots):
+            if block is not None:
+                glyph_samples.append((p, p.z, lab.orientation, s, _glyph_of(block)))
+    X["glyph"], Y["glyph"] = glyph_training_set(cfg, kit.tray, glyph_samples, rng)
     report: dict = {}
     models = {}
     C = cfg["calibration"]["C"]
+    gk = cfg["calibration"]["glyph_kernel"]
     for name in ("orientation", "occupancy", "color", "glyph"):
         counts = Counter(Y[name])
         if len(counts) < 2:
             log(f"warning: the kit shows only {sorted(counts) or 'no'} for {name}; that model is left out")
             continue
-        model = train_linear(np.array(X[name]), Y[name], C=float(C[name]))
+        if name == "glyph":
+            model = train_kernel(np.array(X[name]), Y[name], C=float(gk["C"]), landmarks=int(gk["landmarks"]),
+                                 gamma_scale=float(gk["gamma_scale"]))
+        else:
+            model = train_linear(np.array(X[name]), Y[name], C=float(C[name]))
         models[name] = model
         acc = float(np.mean(np.array(model.classes)[np.argmax(model.proba(np.array(X[name])), axis=1)] == np.array(Y[name])))
         report[name] = {"samples": len(Y[name]), "classes": dict(counts), "train_accuracy": round(acc, 4)}
@@ -207,41 +192,8 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
                           float(cfg["calibration"]["tray_model_px_per_mm"]))
     bg.save(outdir / "tray_model.npz")
     report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped, "focal_px": focal, "models": {}}
-    # The top's height: silhouette rays (good with a near camera) or the square outline's edge fit
-    # (good with a far one). Train with each and keep the one that reads the kit better.
-    best = None
-    variants = cfg["calibration"]["height_variants"]
-    if len(variants) == 1:  # nothing to choose: train once
-        vcfg = merge(cfg, {"top": variants[0]["top"], "align": variants[0]["align"]})
-        models, mreport, vcfg = _train(vcfg, kit, prepared, bg, np.random.default_rng(seed), log)
-        variants = []
-        best = (1.0, {"name": cfg["calibration"]["height_variants"][0]["name"]}, vcfg)
-    order = list(np.random.default_rng(seed).permutation(len(prepared)))
-    halves = [[prepared[i] for i in order[::2]], [prepared[i] for i in order[1::2]]]
-    for variant in variants:
-        vcfg = merge(cfg, {"top": variant["top"], "align": variant["align"]})
-        right = total = 0
-        for k in (0, 1):  # two-fold: train on one half of the kit, read the other
-            models, _, fcfg = _train(vcfg, kit, halves[k], bg, np.random.default_rng(seed), lambda m: None)
-            pipe = Pipeline(fcfg, kit.tray, models, bg)
-            for p in halves[1 - k]:
-                try:
-                    r = read_frame(pipe, p.img).reading
-                except (TrayNotFound, ValueError):
-                    continue
-                lab = kit.labels[p.name]
-                right += sum(a == (b.name if b else None) for a, b in zip(r.names, lab.slots)) + 3 * (r.orientation == lab.orientation)
-                total += 6
-        acc = right / max(1, total)
-        log(f"height by {variant['name']}: {acc:.3f} of slots and orientation read right on held-out kit images")
-        if best is None or acc > best[0]:
-            best = (acc, variant, vcfg)
-    _, variant, vcfg = best
-    if variants:
-        models, mreport, vcfg = _train(vcfg, kit, prepared, bg, np.random.default_rng(seed), log)
-    best = (best[0], variant["name"], models, mreport, vcfg)
-    _, method, models, mreport, cfg = best
-    report["height_method"] = method
+    models, mreport, cfg = _train(cfg, kit, prepared, bg, rng, log)
+    report["height_method"] = str(cfg["top"].get("height_method", "outline"))
     report["models"] = mreport
     for name in ("orientation", "occupancy", "color", "glyph"):
         path = outdir / f"{name}.npz"
@@ -249,8 +201,10 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
             models[name].save(path)
         elif path.exists():
             path.unlink()
+    # the hands are looked for above the height the reader will find, as in play
+    pipe = Pipeline(cfg, kit.tray, models, bg)
     for p in prepared:
-        p.z = top_height(Pipeline(cfg, kit.tray, models, bg), p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
+        p.z = top_height(pipe, p.reg, p.img, p.tray_bgr, tl.color_gains(cfg, p.tray_bgr))
     for c in ("red", "yellow", "green", "blue"):
         if c not in mreport.get("color", {}).get("classes", {}):
             log(f"warning: no {c} block is labelled in the kit, so {c} cannot be recognised")

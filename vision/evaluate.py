@@ -14,13 +14,14 @@ import cv2
 import numpy as np
 
 from vision.kit import load_kit
-from vision.reader import Pipeline, read_frame
+from vision.reader import Pipeline, read_frame, single_thread
 from vision.tray import TrayNotFound
 
 
 def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | None = None) -> dict:
     """Score a pipeline on a labelled kit; optionally write one JSON line per image."""
     kit = load_kit(kit_path)
+    hidden_of = hidden_fractions(kit_path, kit)
     rows = []
     times = []
     for name, lab in kit.labels.items():
@@ -50,6 +51,7 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
             "hands_ok": len(r.hands) == lab.hands,
             "two_ok": (len(r.hands) >= 2) == (lab.hands >= 2),
             "uncertain": r.uncertain,
+            "hidden": hidden_of.get(name),
             "z_top": round(res.z_top, 1),
             "ms": round(times[-1] * 1000, 2),
         }
@@ -67,10 +69,48 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
         "hands_exact": sum(r["hands_ok"] for r in ok) / n,
         "two_hands_decision": sum(r["two_ok"] for r in ok) / n,
         "uncertain": sum(r["uncertain"] for r in ok) / n,
+        **visible_scores(ok),
         "median_ms": float(np.median(times) * 1000) if times else float("nan"),
         "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
     }
     return summary
+
+
+def hidden_fractions(kit_path: str | Path, kit) -> dict[str, list[float] | None]:
+    """How much of each top slot hands hide, per image, where the kit says or it is plain.
+
+    A synthetic kit's truth.json gives the fraction per slot; otherwise an image whose label has
+    no hand over the tower has every slot in view, and an image with hands is left out (unknown)."""
+    p = Path(kit_path) / "truth.json"
+    truth = {}
+    if p.is_file():
+        try:
+            truth = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            truth = {}
+    out: dict[str, list[float] | None] = {}
+    for name, lab in kit.labels.items():
+        t = truth.get(name, {})
+        if isinstance(t, dict) and "slot_hidden" in t:
+            out[name] = [float(v) for v in t["slot_hidden"]]
+        else:
+            out[name] = [0.0, 0.0, 0.0] if lab.hands == 0 else None
+    return out
+
+
+def visible_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible: float = 0.5) -> dict:
+    """The acceptance measures: per slot on slots hands hide by at most a tenth; orientation on
+    images where some top block is mostly visible; whole top on images with every slot in view."""
+    slots = [(r["slot_ok"][i]) for r in ok_rows if r.get("hidden") for i in range(3) if r["hidden"][i] <= hidden_max]
+    orient = [r["orientation_ok"] for r in ok_rows if r.get("hidden") and any(
+        h < mostly_visible and t is not None for h, t in zip(r["hidden"], r["truth"]["slots"]))]
+    whole = [all(r["slot_ok"]) and r["orientation_ok"] for r in ok_rows if r.get("hidden") and max(r["hidden"]) <= hidden_max]
+    return {
+        "per_slot_visible": sum(slots) / len(slots) if slots else float("nan"),
+        "visible_slots": len(slots),
+        "orientation_visible": sum(orient) / len(orient) if orient else float("nan"),
+        "top_level_exact_visible": sum(whole) / len(whole) if whole else float("nan"),
+    }
 
 
 def _truth(lab) -> dict:
@@ -80,7 +120,7 @@ def _truth(lab) -> dict:
 def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> tuple[float, float, float]:
     """Median and p95 wall ms per frame at 640x480 (frames resized to that size), one OpenCV
     thread, and the median CPU ms (what one free core would take when the machine is shared)."""
-    cv2.setNumThreads(1)
+    single_thread()
     kit = load_kit(kit_path)
     frames = []
     for name in kit.labels:

@@ -20,7 +20,7 @@ from vision import top_level as tl
 from vision.background import TrayBackground
 from vision.hands import find_hands
 from vision.kit import KitError, Tray, load_tray
-from vision.models import LinearModel
+from vision.models import LinearModel, load_model
 from vision.tray import Registration, TrayNotFound, make_detector, register
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.json")
@@ -31,6 +31,18 @@ MODEL_NAMES = ("orientation", "occupancy", "color", "glyph")
 
 class CalibrationMissing(RuntimeError):
     """The calibration folder is missing or broken; the message says how to make one."""
+
+
+def single_thread() -> None:
+    """Run OpenCV and the BLAS behind NumPy on one thread, as the frame budget assumes.
+
+    On a busy machine a multi-threaded BLAS turns a 0.3 ms kernel product into tens of ms."""
+    cv2.setNumThreads(1)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # scikit-learn brings it; without it the BLAS keeps its own threads
+        return
+    threadpool_limits(1)
 
 
 def default_config() -> dict:
@@ -48,7 +60,7 @@ def merge(base: dict, over: Mapping) -> dict:
 class Pipeline:
     cfg: dict
     tray: Tray
-    models: dict[str, LinearModel] = field(default_factory=dict)
+    models: dict[str, LinearModel] = field(default_factory=dict)  # or KernelModel (same proba())
     background: TrayBackground | None = None
 
     def __post_init__(self) -> None:
@@ -74,7 +86,7 @@ def load_pipeline(folder: str | Path) -> Pipeline:
         p = d / f"{name}.npz"
         if p.is_file():
             try:
-                models[name] = LinearModel.load(p)
+                models[name] = load_model(p)
             except (OSError, KeyError, ValueError) as exc:
                 raise CalibrationMissing(f"the model file {p} is broken ({exc}): calibrate again") from None
     bg = None
@@ -83,6 +95,7 @@ def load_pipeline(folder: str | Path) -> Pipeline:
             bg = TrayBackground.load(d / "tray_model.npz")
         except (OSError, KeyError, ValueError) as exc:
             raise CalibrationMissing(f"the tray model {d / 'tray_model.npz'} is broken ({exc}): calibrate again") from None
+    single_thread()  # the reader's budget is one core; see single_thread
     return Pipeline(merge(default_config(), over), tray, models, bg)
 
 
@@ -118,82 +131,148 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
 
 
 def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> float:
-    bg = p.background if p.cfg["top"].get("height_uses_tray_model", True) else None
-    z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, bg, gains)
-    if p.cfg["align"]["enabled"]:
+    """The top face's height: the square outline's edge fit over the whole range ("outline"), or
+    near the silhouette's height ("silhouette+outline"), or the silhouette alone."""
+    method = str(p.cfg["top"].get("height_method", "outline"))
+    z = float("nan")
+    if method != "outline":
+        bg = p.background if p.cfg["top"].get("height_uses_tray_model", True) else None
+        z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, bg, gains)
+    if method == "outline":
+        z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains)
+    elif method != "silhouette":
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):
         z = float(p.cfg["top"]["fallback_levels"]) * p.tray.block_mm[2]
     return z
 
 
-def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray):
-    patches = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient)
-    col = np.array([tl.color_features(pa, gains) for pa in patches])
-    gly = np.array([tl.glyph_features(p.cfg, pa) for pa in patches])
-    occ = np.array([tl.occupancy_features_patch(p.cfg, pa, gains, c) for pa, c in zip(patches, col)])
-    return patches, col, gly, occ
+@dataclass(frozen=True)
+class FrameContext:
+    """What every reading of one frame shares: the tray's registration and this frame's light."""
+
+    registration: Registration
+    tray_bgr: np.ndarray
+    gains: np.ndarray
 
 
-def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
-    """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen."""
-    if img is None or img.ndim != 3 or img.shape[2] != 3:
+def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
+    """Register the tray and measure the light. Raises ValueError for a frame that is not a
+    colour image and TrayNotFound when the markers cannot be seen."""
+    if img is None or not isinstance(img, np.ndarray) or img.ndim != 3 or img.shape[2] != 3:
         raise ValueError("the frame is not a colour image")
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     reg = register(p.cfg, p.tray, gray, p.detector)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img)
-    gains = tl.color_gains(p.cfg, tray_bgr)
+    return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr))
+
+
+def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray):
+    """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features."""
+    patches = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient)
+    col = np.array([tl.color_features(pa, gains) for pa in patches])
+    gly = []
+    for s in range(3):
+        crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, s)
+        gly.append(tl.glyph_features(p.cfg, crop))
+        gly.append(tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1])))
+    occ = np.array([tl.occupancy_features_patch(p.cfg, pa, gains, c) for pa, c in zip(patches, col)])
+    return patches, col, np.array(gly), occ
+
+
+@dataclass(frozen=True)
+class SlotEvidence:
+    """Per-slot probabilities: occupancy (3,), colour (3, 5), glyph (3, 8)."""
+
+    p_occ: np.ndarray
+    p_col: np.ndarray
+    p_gly: np.ndarray
+
+
+def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str) -> SlotEvidence:
+    _, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains)
+    p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
+    p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
+    g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
+    p_gly = g.max(axis=1)  # the block lies one way round: keep each glyph's better turn
+    p_gly = p_gly / p_gly.sum(axis=1, keepdims=True)
+    return SlotEvidence(p_occ, p_col, p_gly)
+
+
+def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
+    """Each slot's block (or empty) with its confidence and top-3 candidates."""
+    dc = p.cfg["decision"]
+    slots = []
+    for s in range(3):
+        post = block_posterior(ev.p_col[s], ev.p_gly[s])
+        cands = tuple((n, round(q * float(ev.p_occ[s]), 4)) for n, q in post[:3])
+        if ev.p_occ[s] < float(dc["empty_below"]):
+            slots.append(SlotReading(None, float(1 - ev.p_occ[s]), cands))
+        else:
+            slots.append(SlotReading(Block.parse(post[0][0]), float(ev.p_occ[s] * post[0][1]), cands))
+    return tuple(slots)
+
+
+def _uncertainty(p: Pipeline, slots, o_conf: float | None) -> tuple[bool, str]:
+    th = float(p.cfg["decision"]["uncertain_below"])
+    bits = [f"slot {i} at {s.confidence:.2f}" for i, s in enumerate(slots) if s.confidence < th]
+    if o_conf is not None and o_conf < th:
+        bits.append(f"orientation at {o_conf:.2f}")
+    return bool(bits), ("low confidence: " + ", ".join(bits)) if bits else ""
+
+
+def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orientation: str | None = None,
+               t: float = 0.0, frame_seq: int = -1) -> tuple[TopLevelReading, np.ndarray]:
+    """The reading if the top were level `level` (its face at level x block height), and each
+    slot's occupancy probability. The orientation defaults to the tower's for that level (levels
+    alternate); the match loop uses this when its map says which levels the top can be."""
+    from referee.tower import Tower
+
+    orient = orientation or Tower.orientation(int(level))
+    z = float(level) * float(p.tray.block_mm[2])
+    ev = slot_evidence(p, ctx, img, z, orient)
+    slots = slot_readings(p, ev)
+    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains)
+    uncertain, note = _uncertainty(p, slots, None)
+    return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
+
+
+def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
+    """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen."""
+    ctx = frame_context(p, img)
+    reg, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains
     z = top_height(p, reg, img, tray_bgr, gains)
     face = tl.face_image(p.cfg, p.tray, reg, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
     # Each orientation's slots are read; the right one shows whole, confidently read blocks
     # (the wrong one cuts across blocks). That evidence joins the face-pattern model.
-    lam = float(p.cfg["decision"]["orientation_block_weight"])
-    reads = {}
+    dc = p.cfg["decision"]
+    lam = float(dc["orientation_block_weight"])
+    sure = float(dc["orientation_sure_above"])
+    reads: dict[str, SlotEvidence] = {}
     score = {}
-    sure = float(p.cfg["decision"]["orientation_sure_above"])
     for k, o in enumerate(("x", "y")):
         if lam and po[k] < 1 - sure:
             continue  # the face pattern alone is sure enough: read only the other orientation
-        _, col, gly, occ = slot_features(p, reg, img, z, o, gains)
-        p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
-        p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
-        p_gly = _class_probs(p.models.get("glyph"), gly, GLYPHS)
-        reads[o] = (p_occ, p_col, p_gly)
-        best = np.array([max(p_col[s]) * max(p_gly[s]) for s in range(3)])
-        score[o] = float(np.log(max(po[k], 1e-6)) + lam * float(np.sum(p_occ * best)))
+        ev = slot_evidence(p, ctx, img, z, o)
+        reads[o] = ev
+        best = np.array([ev.p_col[s].max() * ev.p_gly[s].max() for s in range(3)])
+        score[o] = float(np.log(max(po[k], 1e-6)) + lam * float(np.sum(ev.p_occ * best)))
         if lam == 0:
             break
-    orient = max(score, key=score.get) if lam else ("x" if po[0] >= po[1] else "y")
     if lam:
+        orient = max(score, key=score.get)
         sx, sy = score.get("x", -np.inf), score.get("y", -np.inf)
         po = np.exp(np.array([sx, sy]) - max(sx, sy))
         po = po / po.sum()
     else:
-        _, col, gly, occ = slot_features(p, reg, img, z, orient, gains)
-        reads[orient] = (_class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1],
-                         _class_probs(p.models.get("color"), col, COLOR_CLASSES),
-                         _class_probs(p.models.get("glyph"), gly, GLYPHS))
-    p_occ, p_col, p_gly = reads[orient]
-    dc = p.cfg["decision"]
-    slots = []
-    for s in range(3):
-        post = block_posterior(p_col[s], p_gly[s])
-        if p_occ[s] < float(dc["empty_below"]):
-            slots.append(SlotReading(None, float(1 - p_occ[s]), tuple((n, round(q * p_occ[s], 4)) for n, q in post[:3])))
-        else:
-            slots.append(SlotReading(Block.parse(post[0][0]), float(p_occ[s] * post[0][1]),
-                                     tuple((n, round(q * p_occ[s], 4)) for n, q in post[:3])))
+        orient = "x" if po[0] >= po[1] else "y"
+        if orient not in reads:
+            reads[orient] = slot_evidence(p, ctx, img, z, orient)
+    slots = slot_readings(p, reads[orient])
     hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains)
-    low = [s for s in slots if s.confidence < float(dc["uncertain_below"])]
     o_conf = float(max(po))
-    uncertain = bool(low) or o_conf < float(dc["uncertain_below"])
-    note = ""
-    if uncertain:
-        bits = [f"slot {i} at {s.confidence:.2f}" for i, s in enumerate(slots) if s.confidence < float(dc["uncertain_below"])]
-        if o_conf < float(dc["uncertain_below"]):
-            bits.append(f"orientation at {o_conf:.2f}")
-        note = "low confidence: " + ", ".join(bits)
-    reading = TopLevelReading(orient, tuple(slots), hands, t, frame_seq, uncertain, note)
+    uncertain, note = _uncertainty(p, slots, o_conf)
+    reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
     return FrameResult(reading, reg, z, o_conf)

@@ -195,19 +195,50 @@ def _pattern_scores(cfg: Mapping, strengths: np.ndarray) -> tuple[np.ndarray, li
     return best, best_occ
 
 
+def slot_frame(tray: Tray, orient: str, slot: int) -> np.ndarray:
+    """Homography from a slot's local mm (a along the long side, b across, centred) to tray mm.
+
+    Orientation "x": a -> +x, b -> -y, so a patch looks like the sheet seen from above;
+    "y": a -> +y, b -> +x (long side along y)."""
+    cx, cy = tray.tower_center
+    off = (slot - 1) * tray.block_mm[1]
+    if orient == "x":
+        return np.array([[1, 0, cx], [0, -1, cy + off], [0, 0, 1]], dtype=np.float64)
+    return np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]], dtype=np.float64)
+
+
 def slot_patch_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float, orient: str, slot: int) -> np.ndarray:
     """Homography from canonical patch pixels (long side horizontal) to image pixels."""
     ppm = float(cfg["top"]["patch_px_per_mm"])
     L, W, _ = tray.block_mm
-    cx, cy = tray.tower_center
-    off = (slot - 1) * W
-    # patch (u, v) px -> local (a along long side, b across) mm, centred on the slot
     A = np.array([[1 / ppm, 0, -L / 2], [0, 1 / ppm, -W / 2], [0, 0, 1]])
-    if orient == "x":  # a -> +x, b -> -y so the patch looks like the sheet seen from above
-        M = np.array([[1, 0, cx], [0, -1, cy + off], [0, 0, 1]])
-    else:  # a -> +y, b -> +x (long side along y)
-        M = np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]])
-    return reg.camera.plane_homography(z) @ M @ A
+    return reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ A
+
+
+def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
+               jitter: np.ndarray | None = None) -> np.ndarray:
+    """The glyph area of one slot (crop_w_mm x crop_h_mm round its centre), rectified at
+    warp_px_per_mm and shrunk with area averaging to the feature size (no aliasing).
+
+    `jitter` (3x3, slot mm -> slot mm) moves the crop as a block a few mm or degrees off its slot
+    would (calibration's augmentation)."""
+    gc = cfg["glyph"]
+    ppm = float(gc["warp_px_per_mm"])
+    cw, ch = float(gc["crop_w_mm"]), float(gc["crop_h_mm"])
+    n = (int(round(cw * ppm)), int(round(ch * ppm)))
+    A = np.array([[1 / ppm, 0, -cw / 2], [0, 1 / ppm, -ch / 2], [0, 0, 1]])
+    J = np.eye(3) if jitter is None else jitter
+    H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ J @ A
+    big = cv2.warpPerspective(img, H, n, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.resize(big, (int(gc["width"]), int(gc["height"])), interpolation=cv2.INTER_AREA)
+
+
+def jitter_matrix(rng: np.random.Generator, shift_mm: float, deg: float, scale: float) -> np.ndarray:
+    """A random small rigid move (plus scale) in slot mm: a block off its slot, a height a little off."""
+    a = np.deg2rad(rng.uniform(-deg, deg))
+    s = rng.uniform(1 - scale, 1 + scale)
+    dx, dy = rng.uniform(-shift_mm, shift_mm, 2)
+    return np.array([[s * np.cos(a), -s * np.sin(a), dx], [s * np.sin(a), s * np.cos(a), dy], [0, 0, 1]])
 
 
 def slot_patches(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str) -> list[np.ndarray]:
@@ -302,30 +333,22 @@ def _hog(size: tuple[int, int], cell: int = 8) -> cv2.HOGDescriptor:
     return _HOG[key]
 
 
-def glyph_features(cfg: Mapping, patch_bgr: np.ndarray) -> np.ndarray:
-    """HOG of the glyph area in grey and in chroma, each summed with its 180-degree turn.
+def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
+    """HOG of a glyph crop in grey (L) and in chroma.
 
     Chroma separates coloured ink from a white or cream glyph field whatever the block's colour
-    (yellow ink on cream is invisible in grey); the 180-degree sum because a block may lie either
-    way round.
+    (yellow ink on cream is invisible in grey). Not rotation invariant: the reader scores the
+    crop and its 180-degree turn and keeps the better, so a 2 and a 4 keep their strokes apart.
     """
     gc = cfg["glyph"]
-    h, w = patch_bgr.shape[:2]
-    fx, fy = float(gc["crop_x"]), float(gc["crop_y"])
-    cx0, cx1 = int(w * (0.5 - fx / 2)), int(w * (0.5 + fx / 2))
-    cy0, cy1 = int(h * (0.5 - fy / 2)), int(h * (0.5 + fy / 2))
-    crop = patch_bgr[cy0:cy1, cx0:cx1]
     size = (int(gc["width"]), int(gc["height"]))
-    small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    lab = cv2.cvtColor(crop_bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
     chroma = np.hypot(lab[..., 1], lab[..., 2])
     hog = _hog(size, int(gc["cell"]))
     feats = []
     for ch in (lab[..., 0], chroma):
         u8 = cv2.normalize(ch, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
-        f1 = hog.compute(u8).reshape(-1)
-        f2 = hog.compute(np.ascontiguousarray(u8[::-1, ::-1])).reshape(-1)
-        feats.append(f1 + f2)
+        feats.append(hog.compute(u8).reshape(-1))
     return np.concatenate(feats).astype(np.float32)
 
 
@@ -524,8 +547,12 @@ def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndar
     b = lab[..., 2].reshape(-1)
     thirds = [lab[:, k * w // 3:(k + 1) * w // 3].reshape(-1, 3).mean(axis=0) for k in range(3)]
     spread = float(np.linalg.norm(thirds[0] - thirds[2]) + np.linalg.norm(thirds[0] - thirds[1]) + np.linalg.norm(thirds[1] - thirds[2]))
+    # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
+    tray_lab = lab_of(np.array([[cfg["color"]["tray_ref_bgr"]]], dtype=np.float32)).reshape(3)
+    dE = np.linalg.norm(lab.reshape(-1, 3) - tray_lab, axis=1)
     return np.concatenate([[seam_across, edge_long, spread / 100, float(np.std(a)) / 50, float(np.std(b)) / 50,
-                            float(gx.mean()) / 50, float(gy.mean()) / 50], color_f]).astype(np.float32)
+                            float(gx.mean()) / 50, float(gy.mean()) / 50, float((dE < 10).mean()), float((dE < 20).mean())],
+                           color_f]).astype(np.float32)
 
 
 def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, zs: np.ndarray) -> np.ndarray:
@@ -590,3 +617,108 @@ def align_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z
     fine = np.arange(z0 - float(ac["coarse_step_mm"]) / 2, z0 + float(ac["coarse_step_mm"]) / 2 + 1e-6, float(ac["fine_step_mm"]))
     sf = outline_score(cfg, tray, reg, img, fine) - float(ac["prior_per_mm"]) * np.abs(fine - z_hint)
     return float(fine[int(np.argmax(sf))])
+
+
+def _sample(img_f: np.ndarray, uv: np.ndarray) -> np.ndarray:
+    """Values of a single-channel image at (..., 2) pixel positions (0 outside)."""
+    h, w = img_f.shape[:2]
+    x = np.rint(uv[..., 0]).astype(np.int32)
+    y = np.rint(uv[..., 1]).astype(np.int32)
+    ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+    return np.where(ok, img_f[np.clip(y, 0, h - 1), np.clip(x, 0, w - 1)], 0.0)
+
+
+def outline_probe_score(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, zs: np.ndarray) -> np.ndarray:
+    """The square outline's edge fit at every candidate height at once, by point probes.
+
+    Along each side of the 75 mm square, the colour step across the side (probe_mm each way)
+    is taken at its best within window_mm of where the side should be, averaged along the side,
+    and compared with the steps a few mm inside and outside it (texture, glyphs): a sharp
+    outline where the square lies, not just a busy area."""
+    ac = cfg["align"]
+    half = tray.footprint_half
+    cx, cy = tray.tower_center
+    n = int(ac["probes_per_side"])
+    t = np.linspace(-0.8 * half, 0.8 * half, n)
+    win = float(ac["window_mm"])
+    offs = np.arange(-win, win + 1e-6, 0.5)
+    off_ref = np.array([-float(ac["reference_mm"]), float(ac["reference_mm"])])
+    d = float(cfg["top"]["probe_mm"])
+    cam = reg.camera
+    tv = np.asarray(cam.tvec, dtype=np.float64)
+    on, ref = [], []
+    for nx, ny in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        nrm = np.array([nx, ny], dtype=np.float64)
+        tan = np.array([-ny, nx], dtype=np.float64)
+        base = np.array([cx, cy]) + half * nrm + t[:, None] * tan  # (n, 2)
+        for group, os_ in ((on, offs), (ref, off_ref)):
+            pts = base[None, :, :] + os_[:, None, None] * nrm  # (O, n, 2)
+            P = pts.reshape(-1, 2)
+            a = _project_many(cam.K, cam.R, tv, P + d * nrm, zs)
+            b = _project_many(cam.K, cam.R, tv, P - d * nrm, zs)
+            step = _probe(img_f, a, b).reshape(len(zs), len(os_), n)
+            group.append(step)
+    on_v = np.mean([g.max(axis=1).mean(axis=1) for g in on], axis=0)   # (Z,)
+    ref_v = np.mean([g.mean(axis=(1, 2)) for g in ref], axis=0)
+    return on_v / (ref_v + float(ac["reference_floor"]))
+
+
+def face_foreground(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, zs: np.ndarray, tray_bgr: np.ndarray,
+                    bg=None, gains: np.ndarray | None = None) -> np.ndarray:
+    """The fraction of a band just inside the square's sides that is not bare tray, per height.
+
+    At the top's true height that band is blocks (or, over an empty slot, the level below); a
+    height far too high for a near camera blows the square up past the tower onto the tray."""
+    ac = cfg["align"]
+    half = tray.footprint_half
+    cx, cy = tray.tower_center
+    t = np.linspace(-0.8 * half, 0.8 * half, int(ac["probes_per_side"]))
+    inset = float(ac["band_inset_mm"])
+    pts = []
+    for nx, ny in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        nrm = np.array([nx, ny], dtype=np.float64)
+        tan = np.array([-ny, nx], dtype=np.float64)
+        pts.append(np.array([cx, cy]) + (half - inset) * nrm + t[:, None] * tan)
+    P = np.concatenate(pts)
+    cam = reg.camera
+    uv = _project_many(cam.K, cam.R, np.asarray(cam.tvec, dtype=np.float64), P, zs)
+    g = gains if gains is not None else np.ones(3, np.float32)
+    fg = foreground(cfg["silhouette"], img, expected_tray(bg, reg, uv, tray_bgr, g), uv)
+    return fg.mean(axis=1)
+
+
+def height_scores(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, img_f: np.ndarray, zs: np.ndarray,
+                  tray_bgr: np.ndarray | None = None, bg=None, gains: np.ndarray | None = None) -> np.ndarray:
+    """How well the top face fits at each candidate height: the square outline's edge fit plus
+    the best slot-boundary pattern (either orientation, any occupancy), each scaled by its best
+    value over the candidates so neither dominates by its units. The outline alone also fits the
+    glyph ovals' edges at a wrong height; the slot seams and block ends do not."""
+    w = float(cfg["align"]["pattern_weight"])
+    if str(cfg["align"].get("outline", "probe")) == "warp":
+        out = outline_score(cfg, tray, reg, img, zs)
+    else:
+        out = outline_probe_score(cfg, tray, reg, img_f, zs)
+    out = out / (float(out.max()) + 1e-9)
+    if w <= 0:
+        return out
+    pat = np.max([_pattern_scores(cfg, segment_strengths(cfg, tray, reg, img_f, o, zs))[0] for o in ORIENTS], axis=0)
+    pat = np.maximum(pat, 0.0) / (float(pat.max()) + 1e-9)
+    sc = out + w * pat
+    if tray_bgr is not None:
+        fg = face_foreground(cfg, tray, reg, img, zs, tray_bgr, bg, gains)
+        sc = sc * np.clip(fg / float(cfg["align"]["band_foreground"]), 0.0, 1.0)
+    return sc
+
+
+def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray | None = None,
+               bg=None, gains: np.ndarray | None = None) -> float:
+    """The top face's height over the whole range: coarse candidates, then a fine search round the best."""
+    ac = cfg["align"]
+    level = tray.block_mm[2]
+    zmax = level * float(cfg["top"]["max_levels"])
+    img_f = edge_image(img)
+    coarse = np.arange(level * 0.5, zmax + 1e-6, float(ac["coarse_step_mm"]))
+    z0 = float(coarse[int(np.argmax(height_scores(cfg, tray, reg, img, img_f, coarse, tray_bgr, bg, gains)))])
+    step = float(ac["coarse_step_mm"])
+    fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+    return float(fine[int(np.argmax(height_scores(cfg, tray, reg, img, img_f, fine, tray_bgr, bg, gains)))])
