@@ -24,8 +24,11 @@ def register(groups) -> None:
     m.add_argument("--seed", type=int, default=1)
     m.add_argument("--players", type=int, default=3)
     m.add_argument("--max-turns", type=int, default=60)
-    m.add_argument("--skill", default="average", choices=["careful", "average", "careless"])
+    m.add_argument("--skill", default="average", choices=["careful", "average", "careless", "mixed"],
+                   help="the players' skill; mixed: careful, average, careless in turn")
     m.add_argument("--out", help="write the per-match results here (JSON)")
+    m.add_argument("--record", help="write each match's observations to this folder (for tests/loop/recorded)")
+    m.add_argument("--workers", type=int, default=1, help="matches played at once, in separate processes")
 
 
 def _script(args: argparse.Namespace) -> int:
@@ -85,7 +88,7 @@ def register_loop(groups) -> None:
 def _bench_match(args: argparse.Namespace) -> int:
     from referee.loop.bench_match import run_bench as bench
 
-    bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out)
+    bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out, args.record, args.workers)
     return 0
 
 

@@ -19,24 +19,53 @@ def _pct(values: list[float], q: float) -> float | None:
     return round(v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))], 3)
 
 
+SKILLS = ("careful", "average", "careless")
+
+
+def _one(opts):
+    from referee.loop.demo import run_demo
+
+    return run_demo(opts)
+
+
 def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int = 60, skill: str = "average",
-              out: str | None = None) -> dict:
-    from referee.loop.demo import DemoOptions, run_demo
+              out: str | None = None, record: str | None = None, workers: int = 1) -> dict:
+    """`skill` "mixed" cycles careful, average, careless over the matches; `record` writes each
+    match's observations to that folder (tests/loop/recorded replays them); `workers` > 1 plays
+    matches in parallel processes."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from referee.loop.demo import DemoOptions
 
     rows = []
     latencies: list[float] = []
     folder = Path(tempfile.mkdtemp(prefix="stacko-bench-match-"))
+    plan = []
     for i in range(matches):
-        opts = DemoOptions(players=players, seed=seed + i, fast=True, serve=False, quiet=True,
-                           log=str(folder / f"match-{i}.sqlite"), max_turns=max_turns, skill=skill)
-        r = run_demo(opts)
+        sk = SKILLS[i % 3] if skill == "mixed" else skill
+        rec = str(Path(record) / f"match-s{seed + i:03d}-{sk}.jsonl.gz") if record else None
+        plan.append(DemoOptions(players=players, seed=seed + i, fast=True, serve=False, quiet=True,
+                                log=str(folder / f"match-{i}.sqlite"), max_turns=max_turns, skill=sk, record_to=rec,
+                                voice_dir=str(folder / f"voice-{i}")))
+    if workers > 1:
+        from referee.loop.demo import vision_calibration
+
+        vision_calibration(plan[0], print)  # made once here, not by each worker at the same time
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        results = pool.map(_one, plan)
+    else:
+        pool, results = None, map(_one, plan)
+    for i, r in enumerate(results):
         agree = sum(c.agree for c in r.checks)
         alone = sum(c.agree and c.how == "seen" for c in r.checks)
-        rows.append({"seed": seed + i, "turns": len(r.checks), "agree": agree, "seen_alone": alone, "questions": r.questions,
+        rows.append({"seed": seed + i, "skill": plan[i].skill, "turns": len(r.checks), "agree": agree, "seen_alone": alone, "questions": r.questions,
                      "missed_turns": r.missed_turns, "desynced_turns": r.desynced_turns, "refused": r.refused, "build_errors": r.build_errors,
                      "winner": r.winner, "loser": r.loser, "sim_s": round(r.sim_s, 1), "wall_s": round(r.wall_s, 1)})
         latencies += r.release_latency_s
         print(json.dumps(rows[-1]), flush=True)
+    if pool is not None:
+        pool.shutdown()
     turns = sum(r["turns"] for r in rows)
     summary = {
         "matches": matches,

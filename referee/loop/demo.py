@@ -265,7 +265,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         turns_started += 1
         n_truth = turn_truth["from"] = len(twin.truth)
         if recording is not None:
-            recording.add("turn", twin.t, n_truth)
+            recording.add("turn", twin.t, {"from": n_truth, "seat": player.seat})
         try:
             twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands,
                       style=player.skill.style, on_step=on_step)

@@ -218,7 +218,7 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
                 _, kind, payload = moments[mi]
                 mi += 1
                 if kind == "turn":
-                    state["turn_from"] = int(payload)
+                    state["turn_from"] = int(payload["from"])
                 elif kind == "check":
                     _player_check(session, fuser, payload, truth, names, result)
                 elif kind == "collapse_report" and not session.over:

@@ -26,7 +26,7 @@ def reading(names, orientation, t, hands=()):
 def record_one_turn(path, pulled_from=(3, 2), block="wild"):
     """Ana pulls the Wild from level 3 and puts it on level 5; Ana names green with the button."""
     w = ObservationWriter(path)
-    w.add("turn", 0.0, 0)
+    w.add("turn", 0.0, {"from": 0, "seat": 0})
     for i in range(30):
         t = round(0.1 * i, 2)
         if t < 0.5:
