@@ -1,7 +1,6 @@
 """The referee at the table: logs first, says it, names colors on time, resumes after a crash."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
