@@ -95,6 +95,8 @@ class RefereeSession:
         self.players = list(players)
         self.options = options
         self.match = Match()
+        self.question = None
+        self._base, self._round_events = Match(), []
         if self.store is not None:
             self.match_id = self.store.new_match(self.players, options)
         self.round_no = 0
@@ -310,6 +312,9 @@ class RefereeSession:
         except IllegalEvent as exc:  # cannot happen for events the engine accepted; say so if it does
             return self._refuse(f"the round cannot be rebuilt without {describe_event(event)}: {exc}")
         was = self.round
+        said = dict(event)
+        if said.get("event") == "pull" and not said.get("player") and was.hand is not None:
+            said["player"] = was.players[was.hand.player]  # "Ben's pull", not "the pull"
         if self.store is not None and seq is not None:
             detail: dict[str, Any] = {"event": event}
             if was.over and was.outcome is not None:
@@ -318,7 +323,7 @@ class RefereeSession:
         self.match = match
         self._round_events = standing
         self._track_pending(match.current)
-        lines = [f"The referee takes back {describe_event(event)}."] + _prompt(match.current)
+        lines = [f"The referee takes back {describe_event(said)}."] + _prompt(match.current)
         self.announce(lines, urgent=False)
         return {**match.current.report(), "say": lines, "undone": event, "seq": seq}
 

@@ -203,7 +203,7 @@ def test_undo_takes_back_the_last_call_and_the_log_keeps_it(tmp_path):
     out = session.undo_last()
     assert out["ok"] and out["undone"] == {"event": "pull", "level": 2, "slot": 1}
     assert out["turn"] == "Ben" and session.round.hand is None and session.match.standing("Ben").fouls == 0
-    assert ("The referee takes back the pull from level 2, slot 1.", False) in speaker.lines
+    assert ("The referee takes back Ben's pull from level 2, slot 1.", False) in speaker.lines
     assert [e.seq for e in store.events(session.match_id)] == [1, 2, 3]
     everything = store.events(session.match_id, include_voided=True)
     assert [e.seq for e in everything] == [1, 2, 3, 4] and everything[-1].voided
