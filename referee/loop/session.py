@@ -284,8 +284,7 @@ class RefereeSession:
                 self.note(error)
         if self.store is not None:
             self.store.record_answer(self.match_id, self.round_no or None, q, option, source, events)
-        if error is not None:
-            self.question = q  # ask again: nothing was decided
+        if error is not None:  # the question is withdrawn: the loop asks again if it still must
             return self._refuse(error)
         answer = {"question": q["id"], "text": q["text"], "option": option, "label": label}
         reports = [self.submit(e, evidence={**more, "source": source, "answer": answer}) for e, more in zip(events, extra)]

@@ -288,20 +288,21 @@ def test_resume_after_an_undo_replays_without_the_voided_event(tmp_path):
     assert again.round.hand is not None
 
 
-def test_an_answer_the_loop_cannot_use_leaves_the_question_open(tmp_path):
+def test_an_answer_the_loop_cannot_use_is_said_and_kept(tmp_path):
     session, store, _ = table(tmp_path)
 
-    def broken(qid, option):
-        raise KeyError(option)
+    def stale(qid, option):
+        raise ValueError("the referee no longer waits for that answer")
 
-    session.on_answer = broken
+    session.on_answer = stale
     session.ask("q1", "Did the tower fall?", ["yes", "no"])
     session.hub.submit({"action": "answer", "question": "q1", "option": "yes"})
     [out] = session.poll_page()
     assert out["ok"] is False and "could not use the answer" in out["error"]
-    assert session.question["id"] == "q1"
+    assert session.question is None and session.hub.question is None  # withdrawn: the loop asks again if it must
+    assert [a["option"] for a in store.answers()] == ["yes"] and len(store.events(session.match_id)) == 1
     session.on_answer = lambda qid, option: []
-    session.hub.submit({"action": "answer", "question": "q1", "option": "no"})  # the table may answer again
+    session.ask("q2", "Did the tower fall?", ["yes", "no"])
+    session.hub.submit({"action": "answer", "question": "q2", "option": "no"})
     [out] = session.poll_page()
     assert out["ok"] and session.question is None
-    assert [a["option"] for a in store.answers()] == ["yes", "no"]
