@@ -15,8 +15,8 @@ shakes it no more than a clumsy pull, so the camera must see it. Stages, one pur
    is held high and looks larger (the camera is about 60 cm up: at 25 cm a block looks 1.7 times as
    long); blobs against the tower (a block being pulled) are left out; blobs cut by the picture's edge
    are kept as `whole=False` (only their width can be checked: the caller should see them stay);
-5. no hand on it: the ring round the blob must be mostly bare tray or bare table (a player's hand
-   holding the block differs from both in chromaticity or brightness).
+5. no hand on it: the ring round the block's outline must be mostly bare tray or bare table (a
+   player's hand holding the block differs from both in chromaticity or brightness).
 
 All thresholds live in vision/fallen.json (`load_fallen_config`).
 """
@@ -52,7 +52,7 @@ class FallenBlock:
 
 
 _NUMBERS = ("px_per_mm", "margin_mm", "min_chroma", "skin_max_chroma", "min_lightness", "close_mm", "open_mm", "tower_margin_mm",
-            "default_top_mm", "min_area_mm2", "min_partial_area_mm2", "max_area_mm2", "min_long_mm", "max_long_mm", "min_short_mm",
+            "default_top_mm", "min_area_mm2", "min_partial_area_mm2", "max_area_mm2", "min_long_mm", "max_long_mm", "min_short_mm", "min_aspect",
             "max_short_mm", "hand_ring_mm", "max_hand_fraction", "table_band_mm", "edge_margin_px",
             "marker_margin_mm")
 _BACKGROUND = ("chroma", "dark", "bright")
@@ -225,9 +225,12 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         long_mm, short_mm = max(rw, rh) / ppm, min(rw, rh) / ppm
         if not (long_mm <= cfg["max_long_mm"] and cfg["min_short_mm"] <= short_mm <= cfg["max_short_mm"]):
             continue
-        if whole and (long_mm < cfg["min_long_mm"] or area_mm2 < cfg["min_area_mm2"]):
-            continue  # (only part of a block cut by the picture's edge may be smaller)
-        ring = (cv2.dilate(blob.astype(np.uint8), ring_k) > 0) & ~blob & plane.seen[ys, xs] & ~markers[ys, xs] & ~colour[ys, xs]
+        if whole and (long_mm < cfg["min_long_mm"] or area_mm2 < cfg["min_area_mm2"] or long_mm < cfg["min_aspect"] * short_mm):
+            continue  # (only part of a block cut by the picture's edge may be smaller, or squarer)
+        body = np.zeros(blob.shape, np.uint8)  # the block's outline, with its white oval and glyph
+        cv2.fillConvexPoly(body, cv2.convexHull(pts.astype(np.int32)), 1)
+        body = body > 0
+        ring = (cv2.dilate(body.astype(np.uint8), ring_k) > 0) & ~body & plane.seen[ys, xs] & ~markers[ys, xs] & ~colour[ys, xs]
         ry, rx = np.nonzero(ring)
         if len(ry) == 0:
             continue

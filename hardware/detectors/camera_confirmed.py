@@ -84,10 +84,10 @@ class CameraConfirmedCollapse:
         seen = [b for b in blocks if b.confidence >= c.min_confidence and not self._is_ignored(b)]
         self._update_tracks(t, seen)
         impact = self.impacts.first_impact(t - c.candidate_window_s, t, c.candidate_g)
-        whole = [b for b in seen if b.whole]
+        judged = [b for b in seen if b.whole or self.cfg.partial_after_thud]
         ev = None
-        if whole and impact is not None:
-            best = max(whole, key=lambda b: b.confidence)
+        if judged and impact is not None:
+            best = max(judged, key=lambda b: (b.whole, b.confidence))
             ev = self._event(impact[0], t, best, 0.9, {"impact_t": impact[0], "impact_g": round(impact[1], 3)}, detected_at)
         else:
             lasting = [tr for tr in self._tracks if tr.last_t == t and tr.last_t - tr.first_t >= c.persist_s - 1e-6]

@@ -1,0 +1,165 @@
+"""Collapse by sensors + camera (hardware/detectors/camera_confirmed.py): a block the camera sees lying
+outside the tower is a collapse after a thud, or once it stays; a block in a moving hand is not."""
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from hardware.detectors import SensorDetectors, load_detector_config
+from hardware.detectors.bench import CAMERA_ROW, replay, score, KindScore
+from hardware.detectors.camera_confirmed import CameraConfirmedCollapse
+from hardware.detectors.config import DEFAULT_PATH, detector_config_from_dict
+from hardware.recorder import Session
+from referee.observations import SensorEvent, SensorEventKind as K
+from hw_synthetic import make_session
+
+
+@dataclass(frozen=True)
+class Seen:
+    center_mm: tuple[float, float]
+    confidence: float = 0.8
+    whole: bool = True
+
+
+class Thuds:
+    """Impact source: thuds at fixed times."""
+
+    def __init__(self, *times: float, g: float = 1.0):
+        self.times, self.g = times, g
+
+    def first_impact(self, t0, t1, level_g):
+        hits = [t for t in self.times if t0 <= t <= t1 and self.g >= level_g]
+        return (hits[0], self.g) if hits else None
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_detector_config().camera_collapse
+
+
+def test_a_block_lying_outside_the_tower_after_a_thud_is_a_collapse_at_the_thud(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(10.2))
+    ev = det.frame(10.5, [Seen((60.0, 150.0))])
+    assert ev is not None and ev.kind is K.COLLAPSE
+    assert ev.t == pytest.approx(10.2) and ev.evidence["detected_at"] == pytest.approx(10.5)
+
+
+def test_a_thud_long_before_the_frame_does_not_confirm_it(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(10.0))
+    assert det.frame(10.0 + cfg.candidate_window_s + 0.5, [Seen((60.0, 150.0))]) is None
+
+
+def test_without_a_thud_the_block_must_stay_where_it_lies(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds())
+    assert det.frame(5.0, [Seen((60.0, 150.0))]) is None
+    ev = det.frame(5.0 + cfg.persist_s, [Seen((62.0, 151.0))])
+    assert ev is not None and ev.t == pytest.approx(5.0) and ev.evidence["lying_since"] == pytest.approx(5.0)
+
+
+def test_a_block_carried_in_a_hand_moves_between_frames_and_is_not_a_collapse(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds())
+    for k in range(6):
+        assert det.frame(5.0 + k * cfg.persist_s, [Seen((40.0 + 30 * k, 150.0))]) is None
+
+
+def test_a_block_seen_once_then_gone_is_forgotten(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds())
+    assert det.frame(5.0, [Seen((60.0, 150.0))]) is None
+    assert det.frame(5.5, []) is None
+    assert det.frame(5.0 + cfg.persist_s + 0.1, [Seen((60.0, 150.0))]) is None
+
+
+def test_a_block_lying_there_before_the_round_is_not_a_collapse(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(3.0))
+    det.ignore([Seen((250.0, 40.0))])
+    for t in (3.2, 4.2, 5.2):
+        assert det.frame(t, [Seen((251.0, 41.0))]) is None
+
+
+def test_unsure_blocks_are_ignored(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(1.0))
+    assert det.frame(1.2, [Seen((60.0, 150.0), confidence=cfg.min_confidence / 2)]) is None
+
+
+def test_a_block_cut_by_the_picture_edge_counts_after_a_thud_only_if_configured(cfg):
+    from dataclasses import replace
+
+    edge = [Seen((150.0, -20.0), whole=False)]
+    on = CameraConfirmedCollapse(replace(cfg, partial_after_thud=True), Thuds(2.0))
+    off = CameraConfirmedCollapse(replace(cfg, partial_after_thud=False), Thuds(2.0))
+    assert on.frame(2.3, edge) is not None
+    assert off.frame(2.3, edge) is None
+    assert off.frame(2.3 + cfg.persist_s, edge) is not None  # ... once it stays
+
+
+def test_the_sensors_collapse_passes_through_once_and_ends_the_round(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(1.0))
+    sensor = SensorEvent(K.COLLAPSE, 1.0, 1.0, {"detected_at": 1.1})
+    assert det.sensor_event(SensorEvent(K.KNOCK, 0.5)) is None
+    assert det.sensor_event(sensor) is sensor
+    assert det.sensor_event(sensor) is None
+    assert det.frame(1.5, [Seen((60.0, 150.0))]) is None
+    assert det.events == [sensor]
+    det.reset()
+    assert det.frame(1.6, [Seen((60.0, 150.0))]) is not None
+
+
+def test_the_sensors_say_when_the_tray_first_felt_an_impact():
+    sd = SensorDetectors(load_detector_config())
+    t = np.arange(0, 2.0, 0.001)
+    acc = np.tile([0.0, 0.0, 9.80665], (len(t), 1))
+    acc[1200:1210, 2] += 5.0  # a 0.5 g thud at 1.2 s
+    sd.feed(t, acc, np.arange(0, 2.0, 1 / 320), np.full(640, 1000.0))
+    hit = sd.first_impact(0.5, 2.0, 0.15)
+    assert hit is not None and hit[0] == pytest.approx(1.2, abs=0.01) and hit[1] >= 0.3
+    assert sd.first_impact(0.5, 1.1, 0.15) is None
+
+
+def test_a_table_file_written_before_the_camera_section_still_loads():
+    data = json.loads(DEFAULT_PATH.read_text(encoding="utf-8"))
+    del data["camera_collapse"]
+    cfg = detector_config_from_dict(data)
+    assert cfg.camera_collapse == load_detector_config().camera_collapse
+
+
+def test_a_bad_camera_setting_is_named(tmp_path):
+    from hardware.detectors import DetectorConfigError
+
+    data = json.loads(DEFAULT_PATH.read_text(encoding="utf-8"))
+    data["camera_collapse"]["persist_s"] = "soon"
+    with pytest.raises(DetectorConfigError, match="camera_collapse.persist_s"):
+        detector_config_from_dict(data)
+
+
+def test_replaying_a_session_with_frames_gives_the_fused_row(tmp_path):
+    """The bench's replay: sensors fed up to each frame's time, then the frame's fallen blocks."""
+    cfg = load_detector_config()
+    s = Session(make_session(tmp_path / "s", seed=1))
+    truth = s.truth()
+    collapse_t = next(float(x["t"]) for x in truth if x["type"] == "collapse")
+    frames = [(i, t, tmp_path / f"{i}.jpg") for i, t in enumerate(np.arange(0.5, collapse_t + 3, 0.5))]
+    s.frames = lambda: iter(frames)
+    asked = []
+
+    def check(t, path):
+        asked.append(t)
+        return (Seen((60.0, 150.0)),) if t > collapse_t else ()
+
+    events, fused = replay(s, cfg, frame_check=check)
+    assert asked and all(b > a for a, b in zip(asked, asked[1:]))
+    assert [e.kind for e in fused] == [K.COLLAPSE]
+    sc = score(fused, truth, {CAMERA_ROW: KindScore(CAMERA_ROW)})[CAMERA_ROW]
+    assert sc.tp == 1 and sc.fp == 0
+
+
+def test_replaying_a_session_the_camera_alone_calls_a_block_that_stays(tmp_path):
+    """No weight left the tray (no sensor collapse), but from 6 s on a block lies outside the tower."""
+    cfg = load_detector_config()
+    s = Session(make_session(tmp_path / "quiet", seed=2, collapse=False))
+    frames = [(i, t, tmp_path / f"{i}.jpg") for i, t in enumerate(np.arange(0.5, 12.0, 0.5))]
+    s.frames = lambda: iter(frames)
+    events, fused = replay(s, cfg, frame_check=lambda t, path: (Seen((60.0, 150.0)),) if t >= 6.0 else ())
+    assert not [e for e in events if e.kind is K.COLLAPSE]
+    assert len(fused) == 1 and fused[0].evidence["camera_t"] >= 6.0

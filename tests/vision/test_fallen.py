@@ -1,0 +1,121 @@
+"""Fallen blocks (vision/fallen.py): a block lying outside the tower is seen; the standing tower, a block
+held high in the air and a block under a player's hand are not. Scenes are drawn with the synthetic
+renderer's primitives (a pinhole camera, painter's-order boxes), not the twin."""
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from vision import top_level as tl
+from vision.fallen import FallenConfigError, fallen_config_from_dict, find_fallen_blocks, load_fallen_config, DEFAULT_PATH
+from vision.geometry import intrinsics, look_at
+from vision.reader import default_config
+from vision.synthkit import BLOCK_RGB, box_faces, default_tray, draw_faces, tray_sheet
+from vision.tray import register
+
+TRAY = default_tray()
+LIGHT = np.array([0.3, -0.4, 0.87])
+TABLE_RGB = (95, 65, 45)
+TRAY_RGB = (225, 200, 160)
+SKIN_RGB = (200, 150, 110)
+LEVELS = 12
+
+
+def _camera():
+    K = intrinsics(560.0, 640, 480)
+    cx, cy = TRAY.tower_center
+    return look_at(K, np.array([cx + 10, cy - 15, 600.0]), np.array([cx, cy, 0.0]), 0.0)
+
+
+def _scene(extra_boxes=(), hand=None):
+    """The table, the tray with its markers, a 12-level tower, extra blocks ((x, y, z, yaw, colour)) and
+    optionally a hand: a skin polygon (tray mm, at height z) drawn last. Returns a BGR image."""
+    cam = _camera()
+    img = np.empty((480, 640, 3), np.uint8)
+    img[:] = TABLE_RGB
+    sheet, x0, ytop = tray_sheet(TRAY, 2.0, surface_rgb=TRAY_RGB)
+    A = np.array([[0.5, 0, x0], [0, -0.5, ytop], [0, 0, 1]])  # sheet px -> tray mm
+    H = cam.plane_homography(0.0) @ A
+    warped = cv2.warpPerspective(sheet, H, (640, 480), flags=cv2.INTER_LINEAR)
+    mask = cv2.warpPerspective(np.full(sheet.shape[:2], 255, np.uint8), H, (640, 480), flags=cv2.INTER_NEAREST)
+    img[mask > 0] = warped[mask > 0]
+    L, W, Hb = TRAY.block_mm
+    cx, cy = TRAY.tower_center
+    colours = list(BLOCK_RGB.values())
+    faces = []
+    for lv in range(LEVELS):
+        for s in (-1, 0, 1):
+            if lv % 2 == 0:
+                c, yaw = (cx, cy + s * W, (lv + 0.5) * Hb), 0.0
+            else:
+                c, yaw = (cx + s * W, cy, (lv + 0.5) * Hb), 90.0
+            faces += box_faces(c, (L, W, Hb), yaw, colours[(lv + s) % 4], LIGHT)
+    for x, y, z, yaw, rgb in extra_boxes:
+        faces += box_faces((x, y, z), (L, W, Hb), yaw, rgb, LIGHT)
+    draw_faces(img, cam, faces)
+    if hand is not None:
+        pts, z = hand
+        uv = cam.project(np.column_stack([pts, np.full(len(pts), z)]))
+        cv2.fillPoly(img, [np.round(uv).astype(np.int32)], SKIN_RGB, cv2.LINE_AA)
+    return cv2.cvtColor(img, cv2.COLOR_RGB2BGR)
+
+
+def _find(image, z_top=LEVELS * 15.0):
+    vcfg = default_config()
+    reg = register(vcfg, TRAY, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+    tray_bgr = tl.tray_color(vcfg, TRAY, reg, image)
+    return find_fallen_blocks(load_fallen_config(), TRAY, reg, image, tray_bgr, z_top_mm=z_top)
+
+
+def test_the_standing_tower_alone_shows_no_fallen_block():
+    assert _find(_scene()) == ()
+
+
+def test_a_block_lying_on_the_tray_beside_the_tower_is_found_where_it_lies():
+    found = _find(_scene([(150.0, 252.0, 7.5, 10.0, BLOCK_RGB["red"])]))
+    assert len(found) == 1
+    b = found[0]
+    assert np.hypot(b.center_mm[0] - 150.0, b.center_mm[1] - 252.0) < 10.0
+    assert 60.0 <= b.size_mm[0] <= 90.0 and b.whole and b.confidence > 0.3
+
+
+def test_a_block_on_the_table_beyond_the_tray_is_found_too():
+    found = _find(_scene([(140.0, -25.0, 7.5, 5.0, BLOCK_RGB["yellow"])]))
+    assert len(found) == 1 and abs(found[0].center_mm[1] + 25.0) < 10.0
+
+
+def test_a_block_held_high_beside_the_tower_looks_too_large_to_lie_on_the_tray():
+    assert _find(_scene([(150.0, 235.0, 150.0, 5.0, BLOCK_RGB["blue"])])) == ()
+    assert len(_find(_scene([(150.0, 252.0, 7.5, 5.0, BLOCK_RGB["blue"])]))) == 1  # the same block lying down
+
+
+def test_a_block_hidden_by_the_tall_towers_image_is_not_judged():
+    """Seen from above, the top of a tall tower covers the tray round its foot (the mask grows with the
+    tower's height): a block lying there cannot be told from the tower."""
+    assert _find(_scene([(150.0, 252.0, 7.5, 10.0, BLOCK_RGB["red"])]), z_top=400.0) == ()
+
+
+def test_a_block_under_a_players_hand_is_not_a_fallen_block():
+    x, y = 150.0, 252.0
+    hand = np.array([[x - 5, y - 18], [x + 40, y - 40], [x + 120, y - 40], [x + 120, y + 40], [x + 40, y + 40], [x - 5, y + 18]])  # holding it by one half
+    image = _scene([(x, y, 7.5, 0.0, BLOCK_RGB["green"])], hand=(hand, 25.0))
+    assert _find(image) == ()
+    assert len(_find(_scene([(x, y, 7.5, 0.0, BLOCK_RGB["green"])]))) == 1  # let go, it is a fallen block
+
+
+def test_bad_frames_and_bad_settings_say_what_is_wrong(tmp_path):
+    with pytest.raises(ValueError, match="colour image"):
+        find_fallen_blocks(load_fallen_config(), TRAY, None, np.zeros((10, 10), np.uint8), np.zeros(3))
+    data = json.loads(DEFAULT_PATH.read_text(encoding="utf-8"))
+    data["max_long_mm"] = "long"
+    with pytest.raises(FallenConfigError, match="max_long_mm"):
+        fallen_config_from_dict(data)
+    del data["max_long_mm"]
+    with pytest.raises(FallenConfigError, match="missing"):
+        fallen_config_from_dict(data)
+    bad = tmp_path / "fallen.json"
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(FallenConfigError, match="not valid JSON"):
+        load_fallen_config(bad)
