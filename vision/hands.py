@@ -80,7 +80,9 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     cx, cy = tray.tower_center
     x0, y0, x1, y1 = tray.extent()
     margin = float(hc["tray_margin_mm"])
-    half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + margin + 2 * g
+    rim = float(hc["tray_rim_mm"])
+    band = float(hc["table_band_mm"])
+    half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
     n = int(math.ceil(2 * half / g))
     A = np.array([[g, 0, cx - half + g / 2], [0, -g, cy + half - g / 2], [0, 0, 1]])  # cell -> tray mm
     z = hand_plane_z(cfg, z_top)
@@ -89,35 +91,47 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     h, w = img.shape[:2]
     warped = cv2.warpPerspective(img, M, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                  borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-    jj, ii = np.meshgrid(np.arange(n, dtype=np.float64), np.arange(n, dtype=np.float64))
-    cells = np.stack([jj.ravel(), ii.ravel()], axis=1)
-    uv = apply_h(M, cells)
-    in_img = ((uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)).reshape(n, n)
-    ground = apply_h(A, cells).reshape(n, n, 2)
-    on_sheet = ((ground[..., 0] > x0 - margin) & (ground[..., 0] < x1 + margin)
-                & (ground[..., 1] > y0 - margin) & (ground[..., 1] < y1 + margin))
-    outside = ~(on_sheet & in_img)
+    in_img = cv2.warpPerspective(np.ones((h - 2, w - 2), np.uint8), np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]]) @ M,
+                                 (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).astype(bool)
+    ii, jj = np.indices((n, n), dtype=np.float64)
+    ground = np.stack([A[0, 2] + g * jj, A[1, 2] - g * ii], axis=-1)
+
+    def within(d: float) -> np.ndarray:
+        return (ground[..., 0] > x0 - d) & (ground[..., 0] < x1 + d) & (ground[..., 1] > y0 - d) & (ground[..., 1] < y1 + d)
+
+    on_sheet = within(margin)
+    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
+    # and a tall tower's hands may show only there. The tray's rim between is left out.
+    table = ~within(rim) & in_img if band > 0 else np.zeros((n, n), bool)
+    border = np.zeros((n, n), bool)
+    border[[0, -1], :] = border[:, [0, -1]] = True
+    outside = ~in_img | (border if band > 0 else ~on_sheet)
     marker = np.zeros((n, n), bool)
     pad = float(hc["marker_pad_mm"])
     for c in tray.markers.values():
         lo, hi = c.min(axis=0) - pad, c.max(axis=0) + pad
         marker |= (ground[..., 0] >= lo[0]) & (ground[..., 0] <= hi[0]) & (ground[..., 1] >= lo[1]) & (ground[..., 1] <= hi[1])
     # where something seen against a tray cell would be if it were at hand height
-    Hz_inv = np.linalg.inv(reg.camera.plane_homography(z))
-    xy = apply_h(Hz_inv @ M, cells).reshape(n, n, 2)
-    G = A
+    if reg.camera.center[2] < z + float(hc["plane_below_camera_mm"]):
+        z = 0.0  # a camera pose that puts the lens near the hands is off (no focal length learnt)
+    P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
+    den = P[2, 0] * jj + P[2, 1] * ii + P[2, 2]
+    xy = np.stack([(P[0, 0] * jj + P[0, 1] * ii + P[0, 2]) / den, (P[1, 0] * jj + P[1, 1] * ii + P[1, 2]) / den], axis=-1)
     gains = gains if gains is not None else np.ones(3, np.float32)
     if bg is not None:  # the learnt tray surface behind every cell, in this frame's light
-        B = np.array([[bg.ppm, 0, -bg.x0 * bg.ppm], [0, -bg.ppm, bg.y1 * bg.ppm], [0, 0, 1]]) @ G
+        B = np.array([[bg.ppm, 0, -bg.x0 * bg.ppm], [0, -bg.ppm, bg.y1 * bg.ppm], [0, 0, 1]]) @ A
         exp = cv2.warpPerspective(bg.bgr, B / B[2, 2], (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
                                   borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan, np.nan, np.nan))
         exp /= np.asarray(gains, np.float32)
         missing = ~np.isfinite(exp).all(axis=-1)
         exp[missing] = np.asarray(tray_bgr, np.float32)
     else:
-        exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), (n, n, 3))
+        exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), (n, n, 3)).copy()
     tower = _tower_cells(hc, tray, reg, M, z_top, n)
-    known = ~outside & ~marker & ~tower
+    table &= ~tower
+    if table.sum() >= 30:
+        exp[table] = np.median(warped[table], axis=0)
+    known = ((on_sheet & in_img) | table) & ~marker & ~tower
     fg = _not_tray(hc, warped, exp, known, ground) & known
     k = int(hc["open_cells"])
     if k > 1:
@@ -129,23 +143,28 @@ def colour_change(px: np.ndarray, ref: np.ndarray, known: np.ndarray, xy: np.nda
                   rounds: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """(chroma, shift) of each cell against the bare tray behind it, room light taken out.
 
-    Log colour difference per channel, minus a plane across the tray fitted to the known cells
+    Log colour difference per channel, minus a quadratic surface across the tray fitted to the known cells
     (robustly: most of the tray is bare): that removes a light gradient and a colour cast the
     global gains missed. What remains: `shift`, the mean log brightness change (a shadow makes it
     negative, keeping the colour), and `chroma`, the mean absolute change of colour."""
-    d = np.log(px + 4.0) - np.log(ref + 4.0)
-    sel = known.ravel()
+    d = cv2.log(np.asarray(px, np.float32) + 4.0) - cv2.log(np.asarray(ref, np.float32) + 4.0)
     D = d.reshape(-1, 3)
-    X = np.column_stack([np.ones(len(D)), (xy.reshape(-1, 2) - xy.reshape(-1, 2).mean(axis=0)) / 100.0])
-    if sel.sum() >= 30:
-        coef = np.zeros((3, 3))
-        coef[0] = np.median(D[sel], axis=0)
+    q = ((xy.reshape(-1, 2) - xy.reshape(-1, 2).mean(axis=0)) / 100.0).astype(np.float32)
+    X = np.empty((len(D), 6), np.float32)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
+    X[:, 0] = 1.0
+    X[:, 1:3] = q
+    X[:, 3:5] = q * q
+    X[:, 5] = q[:, 0] * q[:, 1]
+    fit = np.flatnonzero(known.ravel())[::3]  # a third of the known cells pin the surface down
+    if len(fit) >= 30:
+        Df, Xf = D[fit], X[fit]
+        coef = np.zeros((X.shape[1], 3), np.float32)
+        coef[0] = np.median(Df, axis=0)
         for _ in range(rounds):
-            res = D - X @ coef
-            inl = sel & (np.abs(res).max(axis=1) < trim)
+            inl = np.abs(Df - Xf @ coef).max(axis=1) < trim
             if inl.sum() < 30:
                 break
-            coef = np.linalg.lstsq(X[inl], D[inl], rcond=None)[0]
+            coef = np.linalg.lstsq(Xf[inl], Df[inl], rcond=None)[0].astype(np.float32)
         d = (D - X @ coef).reshape(d.shape)
     shift = d.mean(axis=-1)
     return np.abs(d - shift[..., None]).mean(axis=-1), shift
@@ -184,75 +203,93 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     g = m.cell_mm
     cx, cy = tray.tower_center
     c = np.array([cx, cy])
-    fg8 = m.fg.astype(np.uint8)
+    # an arm is one blob across the unseen strips (the tray's rim, a marker): bridge them
+    holes = ~m.known & ~m.tower & ~m.outside
+    grown = cv2.dilate(m.fg.astype(np.uint8), _K3, iterations=int(hc["bridge_cells"])).astype(bool)
+    fg8 = (m.fg | (holes & grown)).astype(np.uint8)
     ncomp, lab, stats, _ = cv2.connectedComponentsWithStats(fg8, connectivity=8)
-    # the band of known cells next to where arms come from (off the sheet, or a marker they cover)
-    unknown = (~m.known & ~m.tower).astype(np.uint8)
-    edge = cv2.dilate(unknown, _K3, iterations=int(hc["edge_cells"])).astype(bool) & m.known
+    lab = np.where(m.fg, lab, 0)
+    # the band of known cells next to where arms come from (beyond the table band or the image;
+    # without a table band, off the sheet or a marker they cover)
+    # (an arm the colour of the table is seen from where it crosses the tray's rim instead)
+    ec = int(hc["edge_cells"])
+    edge = cv2.dilate(m.outside.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known
+    rim = cv2.dilate(holes.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known
     near_tower = cv2.dilate(m.tower.astype(np.uint8), _K3, iterations=2).astype(bool)
     cheb = np.abs(m.xy - c).max(axis=-1) - tray.footprint_half
     min_area = float(hc["min_area_mm2"]) / (g * g)
-    out: list[ArmEntry] = []
+    runs: list[tuple[np.ndarray, set[int]]] = []  # (edge cells, blobs they belong to)
     for k in range(1, ncomp):
         if stats[k, cv2.CC_STAT_AREA] < min_area:
             continue
         comp = lab == k
         ent = comp & edge
         if not ent.any():
+            ent = comp & rim
+        if not ent.any():
             continue  # not connected to an arm from outside (tower sides, stray blocks, noise)
         # separate entries: pieces of the edge band this blob touches, small gaps bridged
         nrun, rl = cv2.connectedComponents(cv2.dilate(ent.astype(np.uint8), _K3, iterations=int(hc["merge_gap_cells"])),
                                            connectivity=8)
         rl = np.where(ent, rl, 0)
-        pts = m.xy[comp]
-        runs = []
         for r in range(1, nrun):
             e = m.xy[rl == r]
-            if len(e) * g < float(hc["min_entry_mm"]):
+            if len(e) * g >= float(hc["min_entry_mm"]):
+                runs.append((e, {k}))
+    # entries close together are one arm (fingers seen apart, an edge split by a marker), even
+    # when the blobs they lead to are apart
+    groups = _merge_close(runs, float(hc["same_arm_mm"]))
+    lines = []
+    for e, comps in groups:
+        E = e.mean(axis=0)
+        pts = np.concatenate([m.xy[lab == k] for k in comps])
+        near = pts[np.linalg.norm(pts - E, axis=1) < float(hc["direction_mm"])]
+        d = E - near.mean(axis=0)
+        if np.linalg.norm(d) < float(hc["direction_min_mm"]):
+            d = E - c  # too little arm in view to say which way it points: towards the tower
+        lines.append((E, d / (np.linalg.norm(d) + 1e-9)))
+    reach = np.full(len(groups), np.inf)
+    tips = [c.copy() for _ in groups]
+    touch = np.zeros(len(groups), bool)
+    for k in set().union(*[comps for _, comps in groups]) if groups else ():
+        mine = [j for j, (_, comps) in enumerate(groups) if k in comps]
+        sel = lab == k
+        pts, cheb_k, tower_k = m.xy[sel], cheb[sel], near_tower[sel]
+        if len(mine) == 1:
+            owner = np.zeros(len(pts), int)
+        else:  # each blob cell belongs to the arm whose line passes nearest
+            owner = np.stack([np.abs((pts - lines[j][0]) @ np.array([-lines[j][1][1], lines[j][1][0]]))
+                              + np.maximum(0, (pts - lines[j][0]) @ lines[j][1]) for j in mine]).argmin(axis=0)
+        for i, j in enumerate(mine):
+            own = owner == i
+            if not own.any():
                 continue
-            runs.append(e)
-        runs = _merge_close(runs, float(hc["same_arm_mm"]))
-        if not runs:
-            continue
-        lines = []
-        for e in runs:
-            E = e.mean(axis=0)
-            near = pts[np.linalg.norm(pts - E, axis=1) < float(hc["direction_mm"])]
-            d = E - near.mean(axis=0)
-            if np.linalg.norm(d) < float(hc["direction_min_mm"]):
-                d = E - c  # too little arm in view to say which way it points: towards the tower
-            u = d / (np.linalg.norm(d) + 1e-9)
-            lines.append((E, u, e))
-        # each blob cell belongs to the arm whose line passes nearest
-        dist = np.stack([np.abs((pts - E) @ np.array([-u[1], u[0]])) + np.maximum(0, (pts - E) @ u)
-                         for E, u, _ in lines])
-        owner = dist.argmin(axis=0)
-        cheb_c, tower_c = cheb[comp], near_tower[comp]
-        for j, (E, u, e) in enumerate(lines):
-            mine = owner == j
-            perp = np.array([-u[1], u[0]])
-            across = (e - E) @ perp
-            width = float(across.max() - across.min() + g)
-            reach = float(cheb_c[mine].min())
-            ti = np.argmin(cheb_c[mine])
-            tip = pts[mine][ti]
-            out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width, reach,
-                                bool(tower_c[mine].any()), (float(tip[0]), float(tip[1])),
-                                _entry_deg(E - c, u, float(hc["seat_radius_mm"]))))
+            t = int(np.argmin(np.where(own, cheb_k, np.inf)))
+            if cheb_k[t] < reach[j]:
+                reach[j], tips[j] = cheb_k[t], pts[t]
+            touch[j] |= bool(tower_k[own].any())
+    out: list[ArmEntry] = []
+    for j, ((e, _), (E, u)) in enumerate(zip(groups, lines)):
+        perp = np.array([-u[1], u[0]])
+        across = (e - E) @ perp
+        out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), float(across.max() - across.min() + g),
+                            float(reach[j]), bool(touch[j]), (float(tips[j][0]), float(tips[j][1])),
+                            _entry_deg(E - c, u, float(hc["seat_radius_mm"]))))
     return out
 
 
-def _merge_close(runs: list[np.ndarray], gap_mm: float) -> list[np.ndarray]:
-    """Join entries closer than `gap_mm`: one arm whose edge crossing a marker or a gap split."""
+def _merge_close(runs: list[tuple[np.ndarray, set[int]]], gap_mm: float) -> list[tuple[np.ndarray, set[int]]]:
+    """Join entries closer than `gap_mm` (cells, blob ids): one arm seen in pieces."""
     runs = list(runs)
     merged = True
     while merged and len(runs) > 1:
         merged = False
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
-                dmin = np.sqrt(((runs[i][:, None, :] - runs[j][None, :, :]) ** 2).sum(-1)).min()
+                dmin = np.sqrt(((runs[i][0][:, None, :] - runs[j][0][None, :, :]) ** 2).sum(-1)).min()
                 if dmin < gap_mm:
-                    runs[i] = np.concatenate([runs[i], runs.pop(j)])
+                    e, comps = runs.pop(j)
+                    runs[i] = (np.concatenate([runs[i][0], e]), runs[i][1] | comps)
                     merged = True
                     break
             if merged:

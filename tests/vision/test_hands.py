@@ -57,6 +57,7 @@ def _scene(hands=(), shadow_only=False, seed=0):
 
 def _hands(img):
     cfg = default_config()
+    cfg["camera"]["focal_px"] = 600.0  # what calibration learns from the kit's views
     reg = register(cfg, TRAY, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
     tray_bgr = tl.tray_color(cfg, TRAY, reg, img)
     return find_hands(cfg, TRAY, reg, img, tray_bgr, LEVELS * BLOCK_H, None, tl.color_gains(cfg, tray_bgr))

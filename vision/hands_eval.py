@@ -1,0 +1,100 @@
+"""How well hands are counted and placed on a labelled kit: `python -m vision.hands_eval CAL KIT...`.
+
+Counting is scored against labels.json (CONTRACT.md section 2). Where the kit also records where
+each hand's arm came from (the twin's scenes.jsonl `from_deg`, the synthetic kit's truth.json),
+the entry direction is scored too: the error in degrees of every counted hand matched to a true
+one (best pairing), and how often the nearest of three evenly spaced seats is right when the
+hand came from a seat's direction (error under 60 degrees). Hands are timed on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision import top_level as tl
+from vision.hands import find_hands
+from vision.kit import load_kit
+from vision.reader import Pipeline, load_pipeline, top_height
+from vision.tray import TrayNotFound, register
+
+
+def true_entries(kit_path: str | Path) -> dict[str, list[float]]:
+    """Per image, the directions (degrees, tray frame) the counted hands' arms come from, if the kit says."""
+    root = Path(kit_path)
+    out: dict[str, list[float]] = {}
+    if (root / "scenes.jsonl").is_file():  # the twin: tray axes are the world's
+        for line in (root / "scenes.jsonl").read_text(encoding="utf-8").splitlines():
+            d = json.loads(line)
+            out[d["image"]] = [float(h["from_deg"]) for h in d["hands"] if h["over_tower"]]
+    elif (root / "truth.json").is_file():  # the synthetic kit
+        for name, d in json.loads((root / "truth.json").read_text(encoding="utf-8")).items():
+            if "hands" in d:
+                out[name] = [float(h["from_deg"]) for h in d["hands"] if h["over_tower"]]
+    return out
+
+
+def angle_gap(a: float, b: float) -> float:
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
+    cv2.setNumThreads(1)
+    kit = load_kit(kit_path)
+    truth = true_entries(kit_path)
+    n = exact = two = 0
+    errs: list[float] = []
+    ms: list[float] = []
+    for name, lab in kit.labels.items():
+        img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
+        if img is None:
+            continue
+        try:
+            reg = register(pipe.cfg, pipe.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), pipe.detector)
+        except TrayNotFound:
+            continue
+        tray_bgr = tl.tray_color(pipe.cfg, pipe.tray, reg, img)
+        gains = tl.color_gains(pipe.cfg, tray_bgr)
+        z = top_height(pipe, reg, img, tray_bgr, gains)
+        t0 = time.process_time()
+        hands = find_hands(pipe.cfg, pipe.tray, reg, img, tray_bgr, z, pipe.background, gains)
+        ms.append((time.process_time() - t0) * 1000)
+        n += 1
+        exact += len(hands) == lab.hands
+        two += (len(hands) >= 2) == (lab.hands >= 2)
+        want = truth.get(name)
+        got = [h.entry_deg for h in hands if h.entry_deg is not None]
+        if want and len(got) == len(want):
+            best = min(itertools.permutations(got), key=lambda p: sum(angle_gap(a, b) for a, b in zip(p, want)))
+            errs += [angle_gap(a, b) for a, b in zip(best, want)]
+    out = {"kit": str(kit_path), "images": n, "hands_exact": exact / max(1, n), "two_hands_decision": two / max(1, n),
+           "hands_cpu_ms_median": float(np.median(ms)) if ms else float("nan")}
+    if errs:
+        e = np.array(errs)
+        out.update({"entry_matched": len(errs), "entry_err_median_deg": float(np.median(e)),
+                    "entry_err_p95_deg": float(np.percentile(e, 95)), "seat_of_3_right": float(np.mean(e < 60.0))})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("calibration")
+    ap.add_argument("kits", nargs="+")
+    args = ap.parse_args(argv)
+    pipe = load_pipeline(args.calibration)
+    for k in args.kits:
+        s = score_kit(pipe, k)
+        print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in s.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
