@@ -125,6 +125,7 @@ class TableLoop:
     def poll(self) -> None:
         rnd = self.session.round
         if rnd is None or rnd.over:
+            self._page()  # an Undo of the call that ended the round (a knock taken for a collapse)
             return
         self._sensors()
         now = self.clock.now()
@@ -133,7 +134,7 @@ class TableLoop:
             self.next_frame_t = now + (self.busy_frame_period_s if busy else self.frame_period_s)
             self._frame()
         self._buttons()
-        self.session.poll_page()
+        self._page()
         self.session.tick()
 
     def _sensors(self) -> None:
@@ -182,6 +183,13 @@ class TableLoop:
             self._submit_all(self.fuser.on_frame(reading, self.session.round))
         if self.fuser.pull is None and not (reading is not None and reading.hands):
             self.pull_frames.clear()
+
+    def _page(self) -> None:
+        """Requests from the page; after an Undo the fuser starts afresh from what the camera sees."""
+        for report in self.session.poll_page():
+            if isinstance(report, dict) and "undone" in report:
+                self.fuser.reset()
+                self.open_questions.clear()
 
     def _buttons(self) -> None:
         if self.buttons is None:

@@ -146,3 +146,17 @@ def test_the_table_answers_the_referees_question_on_the_page_and_the_turn_is_log
     rnd = session.round
     assert rnd.tower.at(3, 2) is None and rnd.tower.at(5, 1).name == "red-2"
     assert rnd.turn == "Ben"
+
+
+def test_a_collapse_taken_back_on_the_page_reopens_the_round_and_the_referee_watches_again():
+    from web_ui.hub import TableHub
+
+    script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"])]
+    events = [SensorEvent(SensorEventKind.COLLAPSE, 0.9, 0.95, {"drop_g": 250.0})]
+    clock, session, loop, _ = make_loop(script, events)
+    session.hub = TableHub()
+    run(clock, loop, 1.5)
+    assert session.over
+    session.hub.submit({"action": "undo"}, source="page")  # a knock taken for a collapse: the table takes it back
+    run(clock, loop, 1.6)
+    assert not session.over and not loop.fuser.collapsed  # watching the tower again
