@@ -115,8 +115,10 @@ def run_table(opts: RunOptions, echo=print) -> int:
                 rows = _read_tower(devices, reader, BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session, tick, echo)
                 if rows is None:
                     break
-                session.start_round(rows)
                 fuser.reset()
+                if rows is REOPENED:
+                    continue  # the table took back the call that ended the round: play on
+                session.start_round(rows)
             loop.poll()
             if devices.speaker is not None and hasattr(devices.speaker, "pump"):
                 devices.speaker.pump()
@@ -139,10 +141,17 @@ def _wait_for_players(hub, tick, echo) -> list[str] | None:
     return None
 
 
+REOPENED: list = []  # _read_tower's answer when an Undo on the page reopened the round that had ended
+
+
 def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | None]] | None:
-    """Read levels as they are laid until the builder presses "confirm" (or 15 levels are read)."""
+    """Read levels as they are laid until the builder presses "confirm" (or 15 levels are read).
+    Meanwhile the page may still take back the call that ended the last round (REOPENED)."""
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
     while tick():
+        session.poll_page()
+        if session.round is not None and not session.round.over:
+            return REOPENED
         for press in devices.buttons.read() if devices.buttons is not None else []:
             if press.button == "confirm" and build.levels:
                 return build.rows()
