@@ -40,6 +40,7 @@ class HandMask:
     known: np.ndarray     # (n, n) bool: bare tray lies behind the cell, so fg means something
     tower: np.ndarray     # (n, n) bool: the tower's silhouette covers the cell
     outside: np.ndarray   # (n, n) bool: beyond the tray sheet or the image: where arms come from
+    table: np.ndarray     # (n, n) bool: the table round the tray (no learnt surface behind it)
     xy: np.ndarray        # (n, n, 2) where what covers the cell would be at hand height (tray mm)
     z: float              # hand plane height (mm above the tray)
     cell_mm: float
@@ -64,6 +65,7 @@ class ArmEntry:
     width_mm: float                  # across the arm
     reach_mm: float                  # nearest approach to the footprint (Chebyshev, mm outside it)
     on_tower: bool                   # the blob touches the tower's silhouette
+    on_tray: bool                    # some of it is seen against the tray (not only the table)
     tip_mm: tuple[float, float]
     entry_deg: float
 
@@ -132,11 +134,13 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     if table.sum() >= 30:
         exp[table] = np.median(warped[table], axis=0)
     known = ((on_sheet & in_img) | table) & ~marker & ~tower
-    fg = _not_tray(hc, warped, exp, known, ground) & known
+    # the table and the tray are lit differently: each gets its own light surface
+    fg = (_not_tray(hc, warped, exp, known & ~table, ground) & known & ~table) | (
+        _not_tray(hc, warped, exp, known & table, ground) & known & table)
     k = int(hc["open_cells"])
     if k > 1:
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)
-    return HandMask(fg, known, tower, outside, xy, z, g)
+    return HandMask(fg, known, tower, outside, table, xy, z, g)
 
 
 def colour_change(px: np.ndarray, ref: np.ndarray, known: np.ndarray, xy: np.ndarray, trim: float,
@@ -251,6 +255,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     reach = np.full(len(groups), np.inf)
     tips = [c.copy() for _ in groups]
     touch = np.zeros(len(groups), bool)
+    tray_seen = np.zeros(len(groups), bool)
+    owned: list[list[np.ndarray]] = [[] for _ in groups]
     for k in set().union(*[comps for _, comps in groups]) if groups else ():
         mine = [j for j, (_, comps) in enumerate(groups) if k in comps]
         sel = lab == k
@@ -268,12 +274,20 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             if cheb_k[t] < reach[j]:
                 reach[j], tips[j] = cheb_k[t], pts[t]
             touch[j] |= bool(tower_k[own].any())
+            tray_seen[j] |= bool((~m.table[sel])[own].any())
+            owned[j].append(pts[own])
     out: list[ArmEntry] = []
     for j, ((e, _), (E, u)) in enumerate(zip(groups, lines)):
+        # the arm's width just inside where it comes in (the edge itself may be cut short by
+        # the image's border or a marker)
         perp = np.array([-u[1], u[0]])
-        across = (e - E) @ perp
-        out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), float(across.max() - across.min() + g),
-                            float(reach[j]), bool(touch[j]), (float(tips[j][0]), float(tips[j][1])),
+        arm = np.concatenate(owned[j] + [e])
+        along = (arm - E) @ u
+        near = arm[(along <= g) & (along >= -float(hc["width_depth_mm"]))]
+        across = (near - E) @ perp
+        width = float(np.percentile(across, 97) - np.percentile(across, 3) + g)
+        out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
+                            float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
                             _entry_deg(E - c, u, float(hc["seat_radius_mm"]))))
     return out
 
@@ -313,7 +327,8 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains)
     hands: list[HandReading] = []
     for a in arm_entries(cfg, tray, m):
-        if not (a.on_tower or a.reach_mm <= float(hc["reach_mm"])):
+        # only the table behind it: nothing pins its height, so it must lead onto the tower
+        if not (a.on_tower or (a.on_tray and a.reach_mm <= float(hc["reach_mm"]))):
             continue
         count = 2 if a.width_mm >= float(hc["two_arm_width_mm"]) else 1
         conf = float(min(1.0, a.width_mm / float(hc["two_arm_width_mm"]) * 2)) if count == 1 else 0.6
