@@ -168,11 +168,17 @@ def block_color_mask(cfg: Mapping, warp_bgr: np.ndarray, tray_bgr: np.ndarray) -
     """Vivid block colour after white-balancing on the tray (the tray turns grey)."""
     gains = np.asarray(cfg["tray_ref_bgr"], np.float32) / np.maximum(np.asarray(tray_bgr, np.float32), 1.0)
     lab = lab_of(warp_bgr, gains)
-    chroma = np.hypot(lab[..., 1], lab[..., 2])
-    hue = np.degrees(np.arctan2(lab[..., 2], lab[..., 1])) % 360.0
-    lo, hi = cfg["skin_hue_deg"]
-    skin = (hue >= lo) & (hue <= hi) & (chroma < cfg["skin_max_chroma"])  # skin and wood: orange, dull
-    return (chroma >= cfg["min_chroma"]) & (lab[..., 0] >= cfg["min_lightness"]) & ~skin
+    a, b = lab[..., 1], lab[..., 2]
+    chroma = cv2.magnitude(a, b)
+    vivid = (chroma >= cfg["min_chroma"]) & (lab[..., 0] >= cfg["min_lightness"])
+    dull = vivid & (chroma < cfg["skin_max_chroma"])  # skin and wood are orange and dull: look at their hue
+    if dull.any():
+        hue = np.degrees(np.arctan2(b[dull], a[dull])) % 360.0
+        lo, hi = cfg["skin_hue_deg"]
+        skin = (hue >= lo) & (hue <= hi)
+        idx = np.nonzero(dull)
+        vivid[idx[0][skin], idx[1][skin]] = False
+    return vivid
 
 
 def _kernel(mm: float, ppm: float) -> np.ndarray:
@@ -249,9 +255,12 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
 
 def _table_colour(cfg: Mapping, tray: Tray, plane: _Plane, warp: np.ndarray) -> np.ndarray | None:
     """The table's colour: the median of a band round the tray (None if the camera sees too little of it)."""
-    on_tray = _tray_mask(tray, plane)
-    band = _kernel(2 * cfg["table_band_mm"], cfg["px_per_mm"])
-    zone = (cv2.dilate(on_tray.astype(np.uint8), band) > 0) & ~on_tray & plane.seen
+    x0, y0, x1, y1 = tray.extent()
+    d = cfg["table_band_mm"]
+    outer = np.zeros(plane.size[::-1], np.uint8)
+    box = _to_warp(plane, np.array([[x0 - d, y0 - d], [x1 + d, y0 - d], [x1 + d, y1 + d], [x0 - d, y1 + d]]))
+    cv2.fillConvexPoly(outer, np.rint(box).astype(np.int32), 1)
+    zone = (outer > 0) & ~_tray_mask(tray, plane) & plane.seen
     if zone.sum() < 20:
         return None
     return np.median(warp[zone].astype(np.float32), axis=0)
