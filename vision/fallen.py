@@ -253,6 +253,21 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
     return tuple(found)
 
 
+def fallen_blocks_in_frame(cfg: Mapping, pipeline, image: np.ndarray, z_top_mm: float | None = None) -> tuple[FallenBlock, ...]:
+    """The same, from a frame alone with vision's pipeline (`vision.reader.Pipeline`): registers the
+    tray (raises `vision.tray.TrayNotFound` with a message for players) and measures its colour. A
+    caller that has already registered the frame (the top reading does) calls `find_fallen_blocks`."""
+    from vision.top_level import color_gains, tray_color
+    from vision.tray import register
+
+    if image is None or image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError("the camera frame is not a colour image")
+    p = pipeline
+    reg = register(p.cfg, p.tray, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), p.detector)
+    tray_bgr = tray_color(p.cfg, p.tray, reg, image)
+    return find_fallen_blocks(cfg, p.tray, reg, image, tray_bgr, p.background, color_gains(p.cfg, tray_bgr), z_top_mm)
+
+
 def _table_colour(cfg: Mapping, tray: Tray, plane: _Plane, warp: np.ndarray) -> np.ndarray | None:
     """The table's colour: the median of a band round the tray (None if the camera sees too little of it)."""
     x0, y0, x1, y1 = tray.extent()

@@ -332,18 +332,13 @@ class twin_frame_checker:
     def fallen(self, path: Path, z_top_mm: float) -> tuple:
         import cv2
 
-        from vision import top_level as tl
-        from vision.fallen import find_fallen_blocks
-        from vision.tray import TrayNotFound, register
+        from vision.fallen import fallen_blocks_in_frame
+        from vision.tray import TrayNotFound
 
-        p = self.pipeline
         image = cv2.imread(str(path))
         if image is None:
             return ()  # an unreadable frame shows nothing
         try:
-            reg = register(p.cfg, p.tray, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), p.detector)
+            return fallen_blocks_in_frame(self.cfg, self.pipeline, image, z_top_mm)
         except TrayNotFound:
             return ()
-        tray_bgr = tl.tray_color(p.cfg, p.tray, reg, image)
-        return find_fallen_blocks(self.cfg, p.tray, reg, image, tray_bgr, p.background,
-                                  tl.color_gains(p.cfg, tray_bgr), z_top_mm=z_top_mm)

@@ -119,3 +119,15 @@ def test_bad_frames_and_bad_settings_say_what_is_wrong(tmp_path):
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(FallenConfigError, match="not valid JSON"):
         load_fallen_config(bad)
+
+
+def test_from_a_frame_alone_with_visions_pipeline():
+    from vision.fallen import fallen_blocks_in_frame
+    from vision.reader import Pipeline
+    from vision.tray import TrayNotFound
+
+    p = Pipeline(default_config(), TRAY)
+    found = fallen_blocks_in_frame(load_fallen_config(), p, _scene([(150.0, 252.0, 7.5, 10.0, BLOCK_RGB["red"])]), LEVELS * 15.0)
+    assert len(found) == 1
+    with pytest.raises(TrayNotFound, match="tray"):
+        fallen_blocks_in_frame(load_fallen_config(), p, np.full((480, 640, 3), 90, np.uint8))
