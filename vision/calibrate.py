@@ -63,6 +63,16 @@ def label_fit_height(cfg: dict, kit: Kit, p: Prepared, z0: float) -> float:
     return float(zs[int(np.argmax(st[:, segs].mean(axis=1)))])
 
 
+def degrade(img: np.ndarray, rng: np.random.Generator, blur_max_px: float, noise_max: float) -> np.ndarray:
+    """A crop as a blurrier, noisier camera would give it."""
+    x = img.astype(np.float32)
+    s = rng.uniform(0, blur_max_px)
+    if s > 0.3:
+        x = cv2.GaussianBlur(x, (0, 0), s)
+    x += rng.normal(0, rng.uniform(0, noise_max), x.shape).astype(np.float32)
+    return np.clip(x, 0, 255).astype(np.uint8)
+
+
 def glyph_training_set(cfg: dict, tray, samples, rng) -> tuple[list, list]:
     """Glyph features of every labelled block, as laid and turned 180 degrees, plus crops moved
     a few mm / degrees (a block off its slot, a height a little off)."""
@@ -71,8 +81,10 @@ def glyph_training_set(cfg: dict, tray, samples, rng) -> tuple[list, list]:
     jc = cfg["calibration"]["glyph_jitter"]
     for p, z, orient, slot, glyph in samples:
         mats = [None] + [tl.jitter_matrix(rng, float(jc["shift_mm"]), float(jc["deg"]), float(jc["scale"])) for _ in range(n_aug)]
-        for J in mats:
+        for k, J in enumerate(mats):
             crop = tl.glyph_crop(cfg, tray, p.reg, p.img, z, orient, slot, J)
+            if k:  # other cameras: softer focus and more sensor noise than the kit's
+                crop = degrade(crop, rng, float(jc["blur_max_px"]), float(jc["noise_max"]))
             for r in (crop, np.ascontiguousarray(crop[::-1, ::-1])):
                 X.append(tl.glyph_features(cfg, r))
                 Y.append(glyph)
@@ -127,7 +139,7 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
         if len(counts) < 2:
             log(f"warning: the kit shows only {sorted(counts) or 'no'} for {name}; that model is left out")
             continue
-        if name == "glyph":
+        if name in cfg["calibration"]["kernel_models"]:
             model = train_kernel(np.array(X[name]), Y[name], C=float(gk["C"]), landmarks=int(gk["landmarks"]),
                                  gamma_scale=float(gk["gamma_scale"]))
         else:

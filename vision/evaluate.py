@@ -29,10 +29,6 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
         if img is None:
             rows.append({"image": name, "error": "unreadable"})
             continue
-        if img.shape[:2] != (480, 640):
-            img_t = cv2.resize(img, (640, 480), interpolation=cv2.INTER_AREA)
-        else:
-            img_t = img
         t0 = time.perf_counter()
         try:
             res = read_frame(pipe, img)

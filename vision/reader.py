@@ -21,7 +21,7 @@ from vision.background import TrayBackground
 from vision.hands import find_hands
 from vision.kit import KitError, Tray, load_tray
 from vision.models import LinearModel, load_model
-from vision.tray import Registration, TrayNotFound, make_detector, register
+from vision.tray import Registration, TrayNotFound, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.json")
 GLYPHS = ("1", "2", "3", "4", "draw2", "reverse", "skip", "wild")
@@ -135,11 +135,13 @@ def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.nda
     near the silhouette's height ("silhouette+outline"), or the silhouette alone."""
     method = str(p.cfg["top"].get("height_method", "outline"))
     z = float("nan")
-    if method != "outline":
+    win = float(p.cfg["align"].get("silhouette_window_mm", 0.0))
+    if method != "outline" or win > 0:
         bg = p.background if p.cfg["top"].get("height_uses_tray_model", True) else None
         z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, bg, gains)
     if method == "outline":
-        z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains)
+        lo, hi = (z - win, z + win) if win > 0 and np.isfinite(z) else (0.0, np.inf)
+        z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
     elif method != "silhouette":
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):
@@ -196,6 +198,11 @@ def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
     g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
     p_gly = g.max(axis=1)  # the block lies one way round: keep each glyph's better turn
     p_gly = p_gly / p_gly.sum(axis=1, keepdims=True)
+    th = float(p.cfg["decision"]["tray_empty_above"])
+    if th < 1.0 and z <= float(p.cfg["decision"]["tray_check_below_levels"]) * float(p.tray.block_mm[2]):
+        # against the tray's colour in this frame: the learnt tray model never saw under the tower
+        bare = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains)
+        p_occ = np.where(bare > th, np.minimum(p_occ, 1.0 - bare), p_occ)
     return SlotEvidence(p_occ, p_col, p_gly)
 
 

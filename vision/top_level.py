@@ -100,8 +100,9 @@ def _project_many(cam_K: np.ndarray, R: np.ndarray, t: np.ndarray, pts: np.ndarr
 
 
 def edge_image(img: np.ndarray) -> np.ndarray:
-    """A lightly smoothed float image the edge probes sample (all three channels)."""
-    return cv2.blur(img, (3, 3)).astype(np.float32)
+    """A lightly smoothed image the edge probes sample (all three channels, kept 8-bit: the
+    probes gather a few thousand pixels, so converting the whole frame to float costs more)."""
+    return cv2.blur(img, (3, 3))
 
 
 def _probe(img_f: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -115,8 +116,8 @@ def _probe(img_f: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ay = np.clip(ai[..., 1], 0, h - 1)
     bx = np.clip(bi[..., 0], 0, w - 1)
     by = np.clip(bi[..., 1], 0, h - 1)
-    d = np.abs(img_f[ay, ax] - img_f[by, bx]).sum(axis=-1)
-    return np.where(inside, d, 0.0)
+    d = np.abs(img_f[ay, ax].astype(np.int16) - img_f[by, bx].astype(np.int16)).sum(axis=-1, dtype=np.int32)
+    return np.where(inside, d, 0).astype(np.float32)
 
 
 def segment_strengths(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, orient: str, zs: np.ndarray) -> np.ndarray:
@@ -159,7 +160,6 @@ def find_top(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, z_h
         for i in range(len(sc)):
             lo, hi = sc[i - 1] if i > 0 else -np.inf, sc[i + 1] if i + 1 < len(sc) else -np.inf
             if sc[i] >= alpha * top_score and sc[i] >= lo and sc[i] >= hi:
-                key = (coarse[i], sc[i])
                 if best is None or coarse[i] > best[2] + 1e-6 or (abs(coarse[i] - best[2]) < 1e-6 and sc[i] > best[0]):
                     best = (sc[i], orient, coarse[i], occ[i])
     _, orient, z0, _ = best
@@ -542,6 +542,12 @@ def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndar
     inner = cols[w // 10: w - w // 10]
     # a seam across the patch (the level below) is a column peak away from the ends
     seam_across = float(np.max(inner) / (np.median(inner) + 1.0))
+    # the level below, seen through an empty slot, lies across it: its seams at a third and two
+    # thirds of the patch (a few mm off with the 15 mm of parallax)
+    r = max(1, int(round(w / 75.0 * 4.0)))
+    thirds = [float(cols[max(0, c - r): c + r + 1].max()) for c in (w // 3, 2 * w // 3)]
+    seams_third = float(min(thirds) / (np.median(inner) + 1.0))
+    seams_third_max = float(max(thirds) / (np.median(inner) + 1.0))
     edge_long = float((rows[:3].max() + rows[-3:].max()) / (np.median(rows) + 1.0))
     a = lab[..., 1].reshape(-1)
     b = lab[..., 2].reshape(-1)
@@ -550,7 +556,7 @@ def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndar
     # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
     tray_lab = lab_of(np.array([[cfg["color"]["tray_ref_bgr"]]], dtype=np.float32)).reshape(3)
     dE = np.linalg.norm(lab.reshape(-1, 3) - tray_lab, axis=1)
-    return np.concatenate([[seam_across, edge_long, spread / 100, float(np.std(a)) / 50, float(np.std(b)) / 50,
+    return np.concatenate([[seam_across, seams_third, seams_third_max, edge_long, spread / 100, float(np.std(a)) / 50, float(np.std(b)) / 50,
                             float(gx.mean()) / 50, float(gy.mean()) / 50, float((dE < 10).mean()), float((dE < 20).mean())],
                            color_f]).astype(np.float32)
 
@@ -619,15 +625,6 @@ def align_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z
     return float(fine[int(np.argmax(sf))])
 
 
-def _sample(img_f: np.ndarray, uv: np.ndarray) -> np.ndarray:
-    """Values of a single-channel image at (..., 2) pixel positions (0 outside)."""
-    h, w = img_f.shape[:2]
-    x = np.rint(uv[..., 0]).astype(np.int32)
-    y = np.rint(uv[..., 1]).astype(np.int32)
-    ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
-    return np.where(ok, img_f[np.clip(y, 0, h - 1), np.clip(x, 0, w - 1)], 0.0)
-
-
 def outline_probe_score(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, zs: np.ndarray) -> np.ndarray:
     """The square outline's edge fit at every candidate height at once, by point probes.
 
@@ -645,21 +642,22 @@ def outline_probe_score(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.n
     off_ref = np.array([-float(ac["reference_mm"]), float(ac["reference_mm"])])
     d = float(cfg["top"]["probe_mm"])
     cam = reg.camera
-    tv = np.asarray(cam.tvec, dtype=np.float64)
-    on, ref = [], []
+    n_off = len(offs) + len(off_ref)
+    all_offs = np.concatenate([offs, off_ref])
+    P, N = [], []
     for nx, ny in ((1, 0), (-1, 0), (0, 1), (0, -1)):
         nrm = np.array([nx, ny], dtype=np.float64)
         tan = np.array([-ny, nx], dtype=np.float64)
         base = np.array([cx, cy]) + half * nrm + t[:, None] * tan  # (n, 2)
-        for group, os_ in ((on, offs), (ref, off_ref)):
-            pts = base[None, :, :] + os_[:, None, None] * nrm  # (O, n, 2)
-            P = pts.reshape(-1, 2)
-            a = _project_many(cam.K, cam.R, tv, P + d * nrm, zs)
-            b = _project_many(cam.K, cam.R, tv, P - d * nrm, zs)
-            step = _probe(img_f, a, b).reshape(len(zs), len(os_), n)
-            group.append(step)
-    on_v = np.mean([g.max(axis=1).mean(axis=1) for g in on], axis=0)   # (Z,)
-    ref_v = np.mean([g.mean(axis=(1, 2)) for g in ref], axis=0)
+        P.append((base[None, :, :] + all_offs[:, None, None] * nrm).reshape(-1, 2))
+        N.append(np.broadcast_to(nrm, (n_off * n, 2)))
+    P, N = np.concatenate(P), np.concatenate(N)
+    tv = np.asarray(cam.tvec, dtype=np.float64)
+    a = _project_many(cam.K, cam.R, tv, P + d * N, zs)
+    b = _project_many(cam.K, cam.R, tv, P - d * N, zs)
+    step = _probe(img_f, a, b).reshape(len(zs), 4, n_off, n)
+    on_v = step[:, :, :len(offs)].max(axis=2).mean(axis=(1, 2))
+    ref_v = step[:, :, len(offs):].mean(axis=(1, 2, 3))
     return on_v / (ref_v + float(ac["reference_floor"]))
 
 
@@ -711,14 +709,45 @@ def height_scores(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
 
 
 def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray | None = None,
-               bg=None, gains: np.ndarray | None = None) -> float:
+               bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf) -> float:
     """The top face's height over the whole range: coarse candidates, then a fine search round the best."""
     ac = cfg["align"]
     level = tray.block_mm[2]
-    zmax = level * float(cfg["top"]["max_levels"])
+    # the top cannot be near the camera: the whole tray would not be in view
+    zmax = min(level * float(cfg["top"]["max_levels"]), float(ac["max_camera_fraction"]) * float(reg.camera.center[2]))
     img_f = edge_image(img)
-    coarse = np.arange(level * 0.5, zmax + 1e-6, float(ac["coarse_step_mm"]))
-    z0 = float(coarse[int(np.argmax(height_scores(cfg, tray, reg, img, img_f, coarse, tray_bgr, bg, gains)))])
+    lo, hi = max(level * 0.5, z_lo), min(zmax, z_hi)
+    if hi <= lo:
+        lo, hi = level * 0.5, zmax
+    coarse = np.arange(lo, hi + 1e-6, float(ac["coarse_step_mm"]))
+    sc = height_scores(cfg, tray, reg, img, img_f, coarse, tray_bgr, bg, gains)
+    # the top is the highest structure that fits well: the tower's base and lower levels show
+    # outline edges too, so take the highest local maximum within a fraction of the best
+    alpha = float(ac["highest_within"])
+    peaks = [i for i in range(len(sc)) if sc[i] >= alpha * sc.max()
+             and sc[i] >= (sc[i - 1] if i > 0 else -np.inf) and sc[i] >= (sc[i + 1] if i + 1 < len(sc) else -np.inf)]
+    z0 = float(coarse[max(peaks) if peaks else int(np.argmax(sc))])
     step = float(ac["coarse_step_mm"])
     fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
     return float(fine[int(np.argmax(height_scores(cfg, tray, reg, img, img_f, fine, tray_bgr, bg, gains)))])
+
+
+def slot_tray_fraction(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
+                       tray_bgr: np.ndarray, bg=None, gains: np.ndarray | None = None) -> np.ndarray:
+    """Per slot, how much of it looks like the bare tray behind it (the first level's empty slots
+    show the tray, which a wooden tray's colour can pass for a yellow block in the models)."""
+    L, W, _ = tray.block_mm
+    a = np.linspace(-L / 2 + 6, L / 2 - 6, 9)
+    b = np.linspace(-W / 2 + 4, W / 2 - 4, 3)
+    A, B = np.meshgrid(a, b)
+    local = np.column_stack([A.ravel(), B.ravel(), np.ones(A.size)])
+    cam = reg.camera
+    out = []
+    g = gains if gains is not None else np.ones(3, np.float32)
+    for slot in range(3):
+        xy = (local @ slot_frame(tray, orient, slot).T)[:, :2]
+        uv = _project_many(cam.K, cam.R, np.asarray(cam.tvec, dtype=np.float64), xy, np.array([z]))[0]
+        fg = foreground(cfg["silhouette"], img, expected_tray(bg, reg, uv, tray_bgr, g), uv)
+        inside = (uv[:, 0] >= 0) & (uv[:, 0] < img.shape[1]) & (uv[:, 1] >= 0) & (uv[:, 1] < img.shape[0])
+        out.append(float((~fg & inside).sum()) / max(1, int(inside.sum())))
+    return np.array(out)
