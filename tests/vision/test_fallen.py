@@ -62,8 +62,16 @@ def _scene(extra_boxes=(), hand=None):
     return cv2.cvtColor(img, cv2.COLOR_RGB2BGR)
 
 
-def _find(image, z_top=LEVELS * 15.0):
+def _vision_config():
+    """Vision's settings for this camera, its focal length known as after calibration (a view straight
+    down cannot tell the focal length from the markers alone)."""
     vcfg = default_config()
+    vcfg["camera"] = {"focal_px": 560.0, "width": 640}
+    return vcfg
+
+
+def _find(image, z_top=LEVELS * 15.0):
+    vcfg = _vision_config()
     reg = register(vcfg, TRAY, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
     tray_bgr = tl.tray_color(vcfg, TRAY, reg, image)
     return find_fallen_blocks(load_fallen_config(), TRAY, reg, image, tray_bgr, z_top_mm=z_top)
@@ -126,8 +134,17 @@ def test_from_a_frame_alone_with_visions_pipeline():
     from vision.reader import Pipeline
     from vision.tray import TrayNotFound
 
-    p = Pipeline(default_config(), TRAY)
+    p = Pipeline(_vision_config(), TRAY)
     found = fallen_blocks_in_frame(load_fallen_config(), p, _scene([(150.0, 252.0, 7.5, 10.0, BLOCK_RGB["red"])]), LEVELS * 15.0)
     assert len(found) == 1
     with pytest.raises(TrayNotFound, match="tray"):
         fallen_blocks_in_frame(load_fallen_config(), p, np.full((480, 640, 3), 90, np.uint8))
+
+
+@pytest.mark.parametrize("light_bgr", [(0.55, 0.75, 1.0), (1.0, 0.9, 0.7)], ids=["warm dim lamp", "cool daylight"])
+def test_the_tray_sets_the_white_balance_under_coloured_light(light_bgr):
+    gain = np.array(light_bgr, np.float32)
+    tint = lambda img: np.clip(img.astype(np.float32) * gain, 0, 255).astype(np.uint8)  # noqa: E731
+    assert _find(tint(_scene())) == ()
+    found = _find(tint(_scene([(150.0, 252.0, 7.5, 10.0, BLOCK_RGB["yellow"])])))
+    assert len(found) == 1 and np.hypot(found[0].center_mm[0] - 150.0, found[0].center_mm[1] - 252.0) < 10.0
