@@ -80,6 +80,7 @@ class SeatingPlan:
     """Where each seat sits around the tray: the direction (degrees, tray frame) from the tower."""
 
     angles_deg: tuple[float, ...]
+    clear_fraction: float = 0.4  # an arm counts for a seat only within this part of the seats' spacing
 
     @classmethod
     def evenly(cls, n_seats: int, first_deg: float = 0.0) -> "SeatingPlan":
@@ -96,7 +97,17 @@ class SeatingPlan:
             return hand.seat
         if hand.entry_deg is None:
             return None
-        return min(range(len(self.angles_deg)), key=lambda s: _angle_gap(hand.entry_deg, self.angles_deg[s]))
+        gaps = sorted((_angle_gap(hand.entry_deg, a), s) for s, a in enumerate(self.angles_deg))
+        if len(gaps) > 1 and gaps[0][0] > self.clear_fraction * self.spacing_deg():
+            return None  # an arm between two seats says nothing about whose it is
+        return gaps[0][1]
+
+    def spacing_deg(self) -> float:
+        """The smallest angle between two neighbouring seats."""
+        a = sorted(self.angles_deg)
+        if len(a) < 2:
+            return 360.0
+        return min(min(_angle_gap(x, y) for x, y in zip(a, a[1:])), _angle_gap(a[-1], a[0]))
 
 
 def _angle_gap(a: float, b: float) -> float:

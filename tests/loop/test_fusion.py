@@ -268,3 +268,11 @@ def test_a_doubtful_reading_that_would_be_a_foul_is_put_to_the_table_before_blam
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 2.0), rnd)
     out = feed(f, rnd, [TopLevelReading("x", (SlotReading(Block.parse("red-3"), 0.95), sure, SlotReading(None, 0.9)), (), t=t) for t in (3.0, 3.1)])
     assert out[0].event["block"] == "green-1"  # read surely: the foul is called
+
+
+def test_an_arm_between_two_seats_is_no_evidence_of_either():
+    two = SeatingPlan.evenly(2)  # Ana at 0 degrees, Ben at 180
+    between = HandReading("north", (0.0, 0.0), 0.9, entry_deg=90.0)
+    assert two.seat_of(between) is None
+    assert two.seat_of(HandReading("east", (0.0, 0.0), 0.9, entry_deg=20.0)) == 0
+    assert SEATS.seat_of(HandReading("north", (0.0, 0.0), 0.9, entry_deg=60.0)) is None  # halfway between Ana and Ben
