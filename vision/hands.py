@@ -135,53 +135,62 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         exp[table] = np.median(warped[table], axis=0)
     known = ((on_sheet & in_img) | table) & ~marker & ~tower
     # the table and the tray are lit differently: each gets its own light surface
-    fg = (_not_tray(hc, warped, exp, known & ~table, ground) & known & ~table) | (
-        _not_tray(hc, warped, exp, known & table, ground) & known & table)
+    fg = _not_tray(hc, warped, exp, [known & ~table, known & table], ground) & known
     k = int(hc["open_cells"])
     if k > 1:
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)
     return HandMask(fg, known, tower, outside, table, xy, z, g)
 
 
-def colour_change(px: np.ndarray, ref: np.ndarray, known: np.ndarray, xy: np.ndarray, trim: float,
+def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
                   rounds: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """(chroma, shift) of each cell against the bare tray behind it, room light taken out.
+    """(chroma, shift) of the cells of each region against the bare surface behind them, room
+    light taken out (cells in no region: 0, 0).
 
-    Log colour difference per channel, minus a quadratic surface across the tray fitted to the known cells
-    (robustly: most of the tray is bare): that removes a light gradient and a colour cast the
-    global gains missed. What remains: `shift`, the mean log brightness change (a shadow makes it
-    negative, keeping the colour), and `chroma`, the mean absolute change of colour."""
-    d = cv2.log(np.asarray(px, np.float32) + 4.0) - cv2.log(np.asarray(ref, np.float32) + 4.0)
-    D = d.reshape(-1, 3)
-    q = ((xy.reshape(-1, 2) - xy.reshape(-1, 2).mean(axis=0)) / 100.0).astype(np.float32)
-    X = np.empty((len(D), 6), np.float32)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
-    X[:, 0] = 1.0
-    X[:, 1:3] = q
-    X[:, 3:5] = q * q
-    X[:, 5] = q[:, 0] * q[:, 1]
-    fit = np.flatnonzero(known.ravel())[::3]  # a third of the known cells pin the surface down
-    if len(fit) >= 30:
-        Df, Xf = D[fit], X[fit]
-        coef = np.zeros((X.shape[1], 3), np.float32)
-        coef[0] = np.median(Df, axis=0)
-        for _ in range(rounds):
-            inl = np.abs(Df - Xf @ coef).max(axis=1) < trim
-            if inl.sum() < 30:
-                break
-            coef = np.linalg.lstsq(Xf[inl], Df[inl], rcond=None)[0].astype(np.float32)
-        d = (D - X @ coef).reshape(d.shape)
-    shift = d.mean(axis=-1)
-    return np.abs(d - shift[..., None]).mean(axis=-1), shift
+    Log colour difference per channel, minus a quadratic surface over the region fitted to its
+    cells (robustly: most of it is bare): that removes a light gradient, a lamp's fall-off and a
+    colour cast the global gains missed. What remains: `shift`, the mean log brightness change (a
+    shadow makes it negative, keeping the colour), and `chroma`, the mean absolute colour change."""
+    n = px.shape[0] * px.shape[1]
+    chroma = np.zeros(n, np.float32)
+    shift = np.zeros(n, np.float32)
+    q0 = xy.reshape(-1, 2)
+    q0 = ((q0 - q0.mean(axis=0)) / 100.0).astype(np.float32)
+    for region in regions:
+        idx = np.flatnonzero(region.ravel())
+        if len(idx) == 0:
+            continue
+        d = cv2.log(px.reshape(-1, 3)[idx].astype(np.float32) + 4.0) - cv2.log(ref.reshape(-1, 3)[idx].astype(np.float32) + 4.0)
+        q = q0[idx]
+        X = np.empty((len(idx), 6), np.float32)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
+        X[:, 0] = 1.0
+        X[:, 1:3] = q
+        X[:, 3:5] = q * q
+        X[:, 5] = q[:, 0] * q[:, 1]
+        if len(idx) >= 90:
+            Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
+            coef = np.zeros((6, 3), np.float32)
+            coef[0] = np.median(Df, axis=0)
+            for _ in range(rounds):
+                inl = np.abs(Df - Xf @ coef).max(axis=1) < trim
+                if inl.sum() < 30:
+                    break
+                coef = np.linalg.lstsq(Xf[inl], Df[inl], rcond=None)[0].astype(np.float32)
+            d = d - X @ coef
+        sh = d.mean(axis=1)
+        shift[idx] = sh
+        chroma[idx] = np.abs(d - sh[:, None]).mean(axis=1)
+    return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
-def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, known: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    """Cells whose colour is not the tray's behind them.
+def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray) -> np.ndarray:
+    """Cells (of the regions) whose colour is not that of the surface behind them.
 
     In log colour a shadow (or dimmer light) shifts all three channels alike, so what is left
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is the case this cannot tell apart."""
-    chroma, shift = colour_change(px, ref, known, xy, float(hc["fit_trim"]))
+    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays):
     # a darker cell needs a larger colour change to count
     need = np.where(shift < math.log(float(hc["shadow_below"])), float(hc["shadow_chroma"]), float(hc["chroma"]))
