@@ -293,10 +293,21 @@ def color_gains(cfg: Mapping, measured_bgr: np.ndarray) -> np.ndarray:
     return ref / np.maximum(measured_bgr.astype(np.float32), 1.0)
 
 
+_LAB_SCALE = np.array([100.0 / 255.0, 1.0, 1.0], dtype=np.float32)
+_LAB_SHIFT = np.array([0.0, 128.0, 128.0], dtype=np.float32)
+
+
 def lab_of(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
-    """Lab as float (L 0..100, a and b around 0); OpenCV's float path is ten times faster than 8-bit here."""
-    x = bgr.astype(np.float32) * ((gains if gains is not None else np.ones(3, np.float32)) / 255.0)
-    return cv2.cvtColor(np.clip(x, 0, 1), cv2.COLOR_BGR2Lab)
+    """Lab as float (L 0..100, a and b around 0), through OpenCV's 8-bit table path: in OpenCV 5
+    it is some thirty times faster than the float path, and a quarter of an L unit is plenty."""
+    x = np.asarray(bgr)
+    if x.dtype != np.uint8:
+        x = np.clip(x.astype(np.float32) + 0.5, 0, 255).astype(np.uint8)
+    if gains is not None:  # saturating per-channel gain in 8 bits
+        g = [float(v) for v in np.asarray(gains).reshape(-1)[:3]]
+        x = cv2.multiply(x, (g[0], g[1], g[2], 0.0), dtype=cv2.CV_8U)
+    lab = cv2.cvtColor(x, cv2.COLOR_BGR2Lab)
+    return lab * _LAB_SCALE - _LAB_SHIFT
 
 
 def color_features(patch_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
@@ -342,7 +353,7 @@ def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
     """
     gc = cfg["glyph"]
     size = (int(gc["width"]), int(gc["height"]))
-    lab = cv2.cvtColor(crop_bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    lab = lab_of(crop_bgr)
     chroma = np.hypot(lab[..., 1], lab[..., 2])
     hog = _hog(size, int(gc["cell"]))
     feats = []
