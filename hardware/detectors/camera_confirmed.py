@@ -39,7 +39,7 @@ class ImpactSource(Protocol):
     def first_impact(self, t0: float, t1: float, level_g: float) -> tuple[float, float] | None: ...
 
 
-@dataclass
+@dataclass(eq=False)  # tracks are told apart by identity
 class _Track:
     center: np.ndarray
     first_t: float
@@ -114,7 +114,8 @@ class CameraConfirmedCollapse:
         return any(np.linalg.norm(p - q) <= self.cfg.same_place_mm for q in self._ignored)
 
     def _update_tracks(self, t: float, seen: list[SeenBlock]) -> None:
-        """A block still lying where it was keeps its track; tracks not seen in this frame end."""
+        """A block still lying where it was keeps its track; a track not seen for `max_gap_s` ends (a hand
+        passing over may hide a block for a moment)."""
         kept: list[_Track] = []
         for b in seen:
             p = np.asarray(b.center_mm, float)
@@ -127,4 +128,5 @@ class CameraConfirmedCollapse:
                 match = _Track(p, t, t, b.whole)
             match.last_t, match.whole = t, b.whole
             kept.append(match)
+        kept += [tr for tr in self._tracks if tr not in kept and t - tr.last_t <= self.cfg.max_gap_s]
         self._tracks = kept

@@ -71,6 +71,7 @@ class CameraCollapseConfig:
     min_confidence: float       # fallen blocks the camera is less sure of are ignored
     persist_s: float            # a fallen block lying this long at one place is a collapse even without a thud
     same_place_mm: float        # ... "one place": its centre moves less than this between frames
+    max_gap_s: float            # ... and it may go unseen this long (a hand passing over it)
     partial_after_thud: bool    # a block cut by the picture's edge counts after a thud too (else only once it stays)
 
 

@@ -67,8 +67,16 @@ def test_a_block_carried_in_a_hand_moves_between_frames_and_is_not_a_collapse(cf
 def test_a_block_seen_once_then_gone_is_forgotten(cfg):
     det = CameraConfirmedCollapse(cfg, Thuds())
     assert det.frame(5.0, [Seen((60.0, 150.0))]) is None
-    assert det.frame(5.5, []) is None
-    assert det.frame(5.0 + cfg.persist_s + 0.1, [Seen((60.0, 150.0))]) is None
+    for k in range(1, 4):
+        assert det.frame(5.0 + k * (cfg.max_gap_s + 0.05), []) is None
+    assert det.frame(5.0 + 4 * (cfg.max_gap_s + 0.05), [Seen((60.0, 150.0))]) is None
+
+
+def test_a_hand_passing_over_a_fallen_block_for_a_moment_does_not_reset_it(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds())
+    frames = np.arange(5.0, 5.0 + cfg.persist_s + 0.05, 0.1)
+    events = [det.frame(t, [] if 5.3 <= t < 5.3 + cfg.max_gap_s - 0.1 else [Seen((60.0, 150.0))]) for t in frames]
+    assert events[-1] is not None and all(e is None for e in events[:-1])
 
 
 def test_a_block_lying_there_before_the_round_is_not_a_collapse(cfg):
