@@ -87,6 +87,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
     n = int(math.ceil(2 * half / g))
     A = np.array([[g, 0, cx - half + g / 2], [0, -g, cy + half - g / 2], [0, 0, 1]])  # cell -> tray mm
+    if not math.isfinite(float(z_top)):
+        z_top = 0.0  # no height found: the hands are looked for as if the tower were flat
     z = hand_plane_z(cfg, z_top)
     M = reg.H @ A  # cell (on the tray plane) -> image px
     M = M / M[2, 2]
@@ -202,7 +204,8 @@ def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_to
     cx, cy = tray.tower_center
     r = tray.footprint_half + float(hc["tower_pad_mm"])
     sq = np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]])
-    uv = np.concatenate([reg.to_image(sq, 0.0), reg.to_image(sq, max(0.0, float(z_top)))])
+    top = min(max(0.0, float(z_top)), float(reg.camera.center[2]) * 0.9)  # a top above the lens is a misreading
+    uv = np.concatenate([reg.to_image(sq, 0.0), reg.to_image(sq, top)])
     cells = apply_h(np.linalg.inv(M), uv)
     hull = cv2.convexHull(np.round(cells * 16).astype(np.int32))
     mask = np.zeros((n, n), np.uint8)
@@ -257,8 +260,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         E = e.mean(axis=0)
         pts = np.concatenate([m.xy[lab == k] for k in comps])
         near = pts[np.linalg.norm(pts - E, axis=1) < float(hc["direction_mm"])]
-        d = E - near.mean(axis=0)
-        if np.linalg.norm(d) < float(hc["direction_min_mm"]):
+        d = E - near.mean(axis=0) if len(near) else np.zeros(2)
+        if not np.linalg.norm(d) >= float(hc["direction_min_mm"]):
             d = E - c  # too little arm in view to say which way it points: towards the tower
         lines.append((E, d / (np.linalg.norm(d) + 1e-9)))
     reach = np.full(len(groups), np.inf)

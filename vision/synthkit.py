@@ -371,6 +371,8 @@ def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: Syn
             a = math.radians(seat + (rng.normal(0, 50) if inside else rng.normal(0, 25)))
             u = np.array([math.cos(a), math.sin(a)])
             tip = np.array(tray.tower_center) + u * (half + reach) / max(abs(u[0]), abs(u[1]))
+            if any(np.linalg.norm(tip - np.array(t["tip_mm"])) < 60 for t in truth):
+                continue  # two hands cannot hold the same place: they overlap, side by side
             shapes = _hand_shapes(cam, rng, tray, tip, seat, z, tone, sleeve)
             mask = covered.copy()
             for pts, zs, _ in shapes:

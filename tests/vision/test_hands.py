@@ -105,3 +105,14 @@ def test_a_hand_beyond_one_block_length_does_not_count():
 def test_a_shadow_is_not_a_hand():
     cx, cy = TRAY.tower_center
     assert _hands(_scene([((cx + 10, cy), 90.0, SKIN_RGB[3])], shadow_only=True)) == ()
+
+
+def test_hands_are_still_looked_for_when_the_towers_height_is_unknown():
+    cx, cy = TRAY.tower_center
+    img = _scene([((cx - 10, cy), 200.0, SKIN_RGB[5])])
+    cfg = default_config()
+    cfg["camera"]["focal_px"] = 600.0
+    reg = register(cfg, TRAY, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    tray_bgr = tl.tray_color(cfg, TRAY, reg, img)
+    hands = find_hands(cfg, TRAY, reg, img, tray_bgr, float("nan"), None, tl.color_gains(cfg, tray_bgr))
+    assert len(hands) == 1 and _gap(hands[0].entry_deg, 200.0) < 30
