@@ -78,7 +78,7 @@ def register(groups) -> None:
     b.add_argument("--seeds", type=int, default=3, help="twin tables to calibrate (default 3)")
     b.add_argument("--test-levels", type=int, default=20, help="fresh top levels read after each calibration (default 20)")
     b.add_argument("--levels", type=int, default=None,
-                   help="levels built in the vision step (default: 5 on the quick route, all 15 on the tower route)")
+                   help="levels built in the vision step (default: 4 on the quick route, all 15 on the tower route)")
     b.add_argument("--route", choices=("quick", "tower"), default="quick", help="the vision step's route (default quick)")
 
     p = groups.group_default("calibrate", guided)
@@ -89,7 +89,7 @@ def register(groups) -> None:
                    help="vision step: 'quick' builds a few levels that show every color and glyph, a photo or two per "
                         "level (about 4 minutes in all); 'tower' builds the whole tower, a photo after every block")
     p.add_argument("--levels", type=int, default=None,
-                   help="vision step: levels to build and photograph (default: 5 on the quick route, 15 on the tower route)")
+                   help="vision step: levels to build and photograph (default: 4 on the quick route, 15 on the tower route)")
     p.add_argument("--steps", default=None,
                    help="comma-separated subset of markers,vision,loadcell,imu,check, run in the order given "
                         "(default: all, in that order: the vision models learn while the load cell and IMU are done)")

@@ -178,7 +178,7 @@ def run_cli(argv: list[str]) -> str:
 
 Shot = tuple[int, tuple[int, ...], int]  # (level being built, its slots filled so far, hands over the tower)
 ROUTES = ("quick", "tower")
-QUICK_LEVELS = 5  # the quick route's levels unless told: see docs/pi.md for accuracy against levels
+QUICK_LEVELS = 4  # the quick route's levels unless told: five read no better on the twin (docs/pi.md)
 
 
 def photo_plan(tower: list[list[str | None]]) -> list[Shot]:
