@@ -54,7 +54,7 @@ class FallenBlock:
 _NUMBERS = ("px_per_mm", "margin_mm", "min_chroma", "skin_max_chroma", "min_lightness", "close_mm", "open_mm", "tower_margin_mm",
             "default_top_mm", "min_area_mm2", "min_partial_area_mm2", "max_area_mm2", "min_long_mm", "max_long_mm", "min_short_mm", "min_aspect",
             "max_short_mm", "hand_ring_mm", "max_hand_fraction", "table_band_mm", "edge_margin_px",
-            "marker_margin_mm")
+            "marker_margin_mm", "touch_mm", "partial_confidence")
 _BACKGROUND = ("chroma", "dark", "bright")
 
 
@@ -209,7 +209,7 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
     n, labels, stats, _ = cv2.connectedComponentsWithStats(candidates.astype(np.uint8), connectivity=8)
     if n <= 1:
         return ()
-    near = _kernel(3.0, ppm)
+    near = _kernel(cfg["touch_mm"], ppm)
     by_tower = cv2.dilate(tower.astype(np.uint8), near) > 0
     by_edge = cv2.dilate((~plane.seen).astype(np.uint8), near) > 0
     ring_k = _kernel(2 * cfg["hand_ring_mm"], ppm)
@@ -249,7 +249,7 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         fill = area_mm2 / max(long_mm * short_mm, 1.0)
         conf = float(np.clip(min(fill, 1.0) * (1.0 - 0.5 * hand / max(cfg["max_hand_fraction"], 1e-6)), 0.0, 1.0))
         found.append(FallenBlock((round(float(c_mm[0]), 1), round(float(c_mm[1]), 1)),
-                                 (round(long_mm, 1), round(short_mm, 1)), round(conf * (1.0 if whole else 0.7), 3), whole))
+                                 (round(long_mm, 1), round(short_mm, 1)), round(conf * (1.0 if whole else cfg["partial_confidence"]), 3), whole))
     return tuple(found)
 
 
