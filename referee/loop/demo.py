@@ -156,6 +156,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     from hardware.sim.players import SimPlayer, SkillProfile
     from hardware.sim.twin import Twin
     from referee.engine import Round
+    from referee.loop.fallen_watch import FallenWatch
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.perception import MapGuidedReader
     from referee.loop.session import RefereeSession
@@ -194,7 +195,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             echo(f"No sound device: the referee's announcements are written as WAV files in {folder}")
     session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
     fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(default_settings("fusion.json")))
-    detectors = SensorDetectors(load_detector_config(detector_settings))
+    detector_config = load_detector_config(detector_settings)
+    detectors = SensorDetectors(detector_config)
+    fallen = FallenWatch(reader.pipeline, detectors, detector_config.camera_collapse) if detector_config.camera_collapse else None
     skill = SkillProfile.named(opts.skill)
     players = [SimPlayer(n, i, skill, random.Random(rng.randrange(1 << 30))) for i, n in enumerate(names)]
     by_name = {p.name: p for p in players}
@@ -212,13 +215,13 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     if opts.record_to:
         from referee.loop.recorded import ObservationWriter
 
-        recording = ObservationWriter(opts.record_to)
+        recording = ObservationWriter(opts.record_to, clock)
     turn_spans: list[tuple[int, int]] = []
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
                      buttons=devices.buttons, speaker=devices.speaker,
                      on_question=answer, on_frame=frame_to_page(session),
-                     observer=recording.observe if recording is not None else None)
+                     observer=recording.observe if recording is not None else None, fallen=fallen)
     pace = _Pacer(clock, opts.fast)
 
     def on_step(t) -> None:

@@ -46,18 +46,21 @@ def decode_reading(t: float, d: dict) -> TopLevelReading:
 
 
 def encode_sensor(e: SensorEvent) -> dict:
-    return {"k": e.kind.value, "c": round(e.confidence, 3), "e": {k: float(v) for k, v in dict(e.evidence).items()}}
+    return {"k": e.kind.value, "t": round(e.t, 4), "c": round(e.confidence, 3),
+            "e": {k: float(v) for k, v in dict(e.evidence).items()}}
 
 
 def decode_sensor(t: float, d: dict) -> SensorEvent:
-    return SensorEvent(SensorEventKind(d["k"]), t, float(d["c"]), dict(d["e"]))
+    """`t` is when the loop got the event; the event's own time (e.g. a collapse's impact) may be earlier."""
+    return SensorEvent(SensorEventKind(d["k"]), float(d.get("t", t)), float(d["c"]), dict(d["e"]))
 
 
 class ObservationWriter:
     """Writes one match's observations as gzip JSON lines: a header, then one record per line."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, clock: Any = None):
         self.path = Path(path)
+        self.clock = clock  # records are timed when the loop got them (a frame: when it was taken)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.records: list[list] = []
 
@@ -69,9 +72,9 @@ class ObservationWriter:
         if kind == "frame" and item is not None:
             self.add("frame", item.t, encode_reading(item))
         elif kind == "sensor":
-            self.add("sensor", item.t, encode_sensor(item))
+            self.add("sensor", self.clock.now() if self.clock is not None else item.t, encode_sensor(item))
         elif kind == "button":
-            self.add("button", item.t, item.button)
+            self.add("button", self.clock.now() if self.clock is not None else item.t, item.button)
 
     def close(self, header: dict) -> Path:
         with gzip.open(self.path, "wt", encoding="utf-8") as f:
@@ -108,7 +111,7 @@ class _Feed:
     def __init__(self, clock: _Clock, records: list[list]):
         self.clock = clock
         self.frames = [(t, p) for k, t, p in records if k == "frame"]
-        self.sensor_events = [decode_sensor(t, p) for k, t, p in records if k == "sensor"]
+        self.sensor_events = [(t, decode_sensor(t, p)) for k, t, p in records if k == "sensor"]
         self.presses = [ButtonPress(p, t) for k, t, p in records if k == "button"]
         self.fi = self.si = self.bi = 0
 
@@ -122,8 +125,8 @@ class _Feed:
 
     def feed(self, **_) -> list[SensorEvent]:
         out = []
-        while self.si < len(self.sensor_events) and self.sensor_events[self.si].t <= self.clock.now() + 1e-9:
-            out.append(self.sensor_events[self.si])
+        while self.si < len(self.sensor_events) and self.sensor_events[self.si][0] <= self.clock.now() + 1e-9:
+            out.append(self.sensor_events[self.si][1])
             self.si += 1
         return out
 

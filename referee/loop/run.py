@@ -49,6 +49,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
     from referee.loop.build import BuildReader
     from referee.loop.wiring import default_settings, frame_to_page, serve_page
     from referee.loop.perception import MapGuidedReader
+    from referee.loop.fallen_watch import FallenWatch
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.session import RefereeSession
     from referee.loop.table_loop import TableLoop
@@ -106,9 +107,11 @@ def run_table(opts: RunOptions, echo=print) -> int:
         session.start_match(players, opts.options)
     n = len(session.players)
     fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(default_settings("fusion.json")))
-    detectors = SensorDetectors(load_detector_config(calibration.detectors_path()))
+    detector_config = load_detector_config(calibration.detectors_path())
+    detectors = SensorDetectors(detector_config)
+    fallen = FallenWatch(reader.pipeline, detectors, detector_config.camera_collapse) if detector_config.camera_collapse else None
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
-                     buttons=devices.buttons, speaker=devices.speaker, on_frame=frame_to_page(session))
+                     buttons=devices.buttons, speaker=devices.speaker, on_frame=frame_to_page(session), fallen=fallen)
     try:
         while not stop.flag:
             if session.round is None or session.round.over:

@@ -96,6 +96,7 @@ class TableLoop:
         on_question: Callable[[Question], str | list[dict] | None] | None = None,
         on_frame: Callable[[Any, TopLevelReading | None], None] | None = None,
         observer: Callable[[str, Any], None] | None = None,
+        fallen: Any | None = None,
     ):
         self.session = session
         self.fuser = fuser
@@ -111,6 +112,7 @@ class TableLoop:
         self.on_question = on_question
         self.on_frame = on_frame
         self.observer = observer  # sees every observation (referee.loop.recorded writes them down)
+        self.fallen = fallen  # FallenWatch: blocks lying beside the tower (a collapse the sensors cannot call)
         self.next_frame_t = clock.now()
         self.stats = LoopStats()
         self._spoken_upto = 0
@@ -157,6 +159,8 @@ class TableLoop:
             self.stats.sensor_events.append(ev)
             if self.observer is not None:
                 self.observer("sensor", ev)
+            if self.fallen is not None:
+                self.fallen.sensor_event(ev)
             self._submit_all(self.fuser.on_sensor(ev, self.session.round))
 
     def _frame(self) -> None:
@@ -181,6 +185,14 @@ class TableLoop:
             self.pull_frames.add(frame.t, frame.image)
         if reading is not None:  # uncertain readings still show the hands
             self._submit_all(self.fuser.on_frame(reading, self.session.round))
+        now_rnd = self.session.round
+        if self.fallen is not None and now_rnd is not None and not now_rnd.over:
+            seen = self.fallen.frame(frame.t, frame.image, now_rnd.tower.top_level, self.session.round_no, self.clock.now())
+            if seen is not None:
+                self.stats.sensor_events.append(seen)
+                if self.observer is not None:
+                    self.observer("sensor", seen)
+                self._submit_all(self.fuser.on_sensor(seen, self.session.round))
         if self.fuser.pull is None and not (reading is not None and reading.hands):
             self.pull_frames.clear()
 
