@@ -64,9 +64,15 @@ def _bench(args: argparse.Namespace) -> int:
                 print(f"false  {s.kind:8} {where} t={t:.3f}", file=sys.stderr)
     for r in rows:
         print(json.dumps(r))
+    from hardware.detectors.bench import CAMERA_ROW
+
     collapse = scores["collapse"].as_dict()
     collapse2 = scores["collapse_off_tray"].as_dict()
-    print(json.dumps({"sessions": len(sessions), "recorded_s": seconds,
+    fused = scores[CAMERA_ROW].as_dict() if CAMERA_ROW in scores else None
+    camera = {} if fused is None else {
+        "collapse_with_camera_recall_100": fused["recall"] == 1.0, "collapse_with_camera_false_alarms": fused["fp"],
+        "collapse_with_camera_median_latency_from_impact_ok": (fused.get("latency_from_impact_ms_median") or 1e9) <= 100.0}
+    print(json.dumps({"sessions": len(sessions), "recorded_s": seconds, **camera,
                       "collapse_recall_100": collapse["recall"] == 1.0, "collapse_false_alarms": collapse["fp"],
                       "collapse_median_latency_from_impact_ok": (collapse["latency_from_impact_ms_median"] or 1e9) <= 100.0,
                       "collapse_off_tray_recall_100": collapse2["recall"] == 1.0, "collapse_off_tray_false_alarms": collapse2["fp"],
