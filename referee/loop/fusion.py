@@ -146,10 +146,8 @@ class _Pull:
     stable: int = 0
     last_names: tuple | None = None
     last_hand_t: float | None = None
-    axis_votes: Counter = field(default_factory=Counter)  # "x"/"y": the pulled block's long axis
 
 
-AXIS_OF_SIDE = {"east": "x", "west": "x", "north": "y", "south": "y"}
 
 
 class Fuser:
@@ -192,10 +190,6 @@ class Fuser:
             pulling = pull.lift_t is None or reading.t <= pull.lift_t + self.config.two_hands_after_lift_s
             if pulling and len(reading.hands) >= 2:
                 pull.two_hand_frames += 1  # two hands at the tower while the block comes out
-            if pulling:  # a finger pushes a block at its end: the side shows the block's long axis
-                for h in reading.hands:
-                    if h.side in AXIS_OF_SIDE:
-                        pull.axis_votes[AXIS_OF_SIDE[h.side]] += 1
             pull.last_hand_t = reading.t
             if pulling or reading.uncertain:
                 pull.stable = 0
@@ -334,12 +328,13 @@ class Fuser:
             return []  # the top looks as the map says: nothing placed yet
         level, slot = placed
         slot_reading = reading.slots[slot]
-        axis = pull.axis_votes.most_common(1)[0][0] if pull.axis_votes else None
-        choice = choose_block(tower, slot_reading, self.config, axis)
+        # Which of two identical blocks came out is not guessed from the hand: a player's arm comes
+        # from their seat whichever end of the block they push (the loop looks for the block
+        # sticking out of the tower instead, referee/loop/pulled_from.py, or asks).
+        choice = choose_block(tower, slot_reading, self.config)
         puller = self._name(rnd, pull)
         context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
-                   "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t,
-                   "axis": axis}
+                   "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
         if isinstance(choice, Question):
             self.questions_asked += 1
             self.pull = None
@@ -412,7 +407,7 @@ class Fuser:
         if question.kind == "which_block":
             from referee.observations import SlotReading
 
-            choice = choose_block(tower, SlotReading(Block.parse(option), 1.0), self.config, ctx.get("axis"))
+            choice = choose_block(tower, SlotReading(Block.parse(option), 1.0), self.config)
             if isinstance(choice, Question):
                 self.questions_asked += 1
                 return [Question(choice.text, choice.options, {**ctx, **choice.context}, choice.kind)]
@@ -456,7 +451,7 @@ def place_choices(tower: Tower) -> tuple[str, ...]:
     return tuple(f"{lv}/{s}" for lv, s in spots)
 
 
-def choose_block(tower: Tower, reading, config: FusionConfig, axis: str | None = None):
+def choose_block(tower: Tower, reading, config: FusionConfig):
     """The block read on top, checked against the map: (block, (level, slot), note) or a Question.
 
     A placed block must be one the map holds (it left the tower); among the map's positions of
@@ -482,8 +477,6 @@ def choose_block(tower: Tower, reading, config: FusionConfig, axis: str | None =
     spots = [(lv, s) for lv, s, b in tower.positions() if b == block and lv < tower.top_level]
     if not spots:
         spots = [(lv, s) for lv, s, b in tower.positions() if b == block]
-    if axis is not None and any(Tower.orientation(lv) == axis for lv, _ in spots):
-        spots = [p for p in spots if Tower.orientation(p[0]) == axis]  # the hand pushed along this axis
     rank = lambda p: (not tower.is_available(*p), not tower.pull_allowed_by_position(p[0]))  # noqa: E731
     spots.sort(key=lambda p: (rank(p), p))
     tied = [p for p in spots if rank(p) == rank(spots[0])]
