@@ -667,7 +667,11 @@ def outline_probe_score(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.n
     a = _project_many(cam.K, cam.R, tv, P + d * N, zs)
     b = _project_many(cam.K, cam.R, tv, P - d * N, zs)
     step = _probe(img_f, a, b).reshape(len(zs), 4, n_off, n)
-    on_v = step[:, :, :len(offs)].max(axis=2).mean(axis=(1, 2))
+    sides = step[:, :, :len(offs)].max(axis=2).mean(axis=2)  # (Z, 4) each side's edge
+    # a top face shows all its sides; the tower's base hides the ones facing away from the
+    # camera behind the tower, so the second-weakest side counts as well as the mean
+    w2 = float(ac["second_weakest_weight"])
+    on_v = (1 - w2) * sides.mean(axis=1) + w2 * np.sort(sides, axis=1)[:, 1]
     ref_v = step[:, :, len(offs):].mean(axis=(1, 2, 3))
     return on_v / (ref_v + float(ac["reference_floor"]))
 
