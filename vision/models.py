@@ -69,15 +69,13 @@ class KernelModel:
     scale: np.ndarray
     landmarks: np.ndarray   # (M, D) standardised training samples
     gamma: float
-    proj: np.ndarray        # (M, M) Nystroem normalisation
-    coef: np.ndarray        # (C, M)
+    coef: np.ndarray        # (C, M): the regression's weights with the Nystroem normalisation folded in
     intercept: np.ndarray   # (C,)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         X = (np.atleast_2d(np.asarray(X, dtype=np.float64)) - self.mean) / self.scale
         d2 = (X * X).sum(axis=1)[:, None] - 2.0 * X @ self.landmarks.T + (self.landmarks ** 2).sum(axis=1)[None, :]
-        F = np.exp(-self.gamma * np.maximum(d2, 0.0)) @ self.proj.T
-        Z = F @ self.coef.T + self.intercept
+        Z = np.exp(-self.gamma * np.maximum(d2, 0.0)) @ self.coef.T + self.intercept
         if self.coef.shape[0] == 1:
             p = 1.0 / (1.0 + np.exp(-Z[:, 0]))
             return np.column_stack([1 - p, p])
@@ -86,15 +84,15 @@ class KernelModel:
         return e / e.sum(axis=1, keepdims=True)
 
     def save(self, path: Path) -> None:
-        np.savez(path, kind=np.array("kernel"), classes=np.array(self.classes), mean=self.mean, scale=self.scale,
-                 landmarks=self.landmarks, gamma=np.array(self.gamma), proj=self.proj, coef=self.coef,
-                 intercept=self.intercept)
+        np.savez_compressed(path, kind=np.array("kernel"), classes=np.array(self.classes), mean=self.mean,
+                            scale=self.scale, landmarks=self.landmarks, gamma=np.array(self.gamma), coef=self.coef,
+                            intercept=self.intercept)
 
     @classmethod
     def load(cls, path: Path) -> "KernelModel":
         with np.load(path, allow_pickle=False) as d:
             return cls(tuple(str(c) for c in d["classes"]), d["mean"], d["scale"], d["landmarks"], float(d["gamma"]),
-                       d["proj"], d["coef"], d["intercept"])
+                       d["coef"], d["intercept"])
 
 
 def load_model(path: Path):
@@ -119,5 +117,6 @@ def train_kernel(X: np.ndarray, y: list[str], C: float = 10.0, landmarks: int = 
     ny = Nystroem(gamma=gamma, n_components=min(int(landmarks), len(Xs)), random_state=seed).fit(Xs)
     clf = LogisticRegression(C=C, max_iter=3000)
     clf.fit(ny.transform(Xs), np.asarray(y))
+    # features = K(x, landmarks) @ normalization.T, so the weights fold into one (C, M) matrix
     return KernelModel(tuple(str(c) for c in clf.classes_), mean, scale, ny.components_.copy(), float(gamma),
-                       ny.normalization_.copy(), clf.coef_.copy(), clf.intercept_.copy())
+                       clf.coef_ @ ny.normalization_, clf.intercept_.copy())
