@@ -96,7 +96,30 @@ def load_pipeline(folder: str | Path) -> Pipeline:
         except (OSError, KeyError, ValueError) as exc:
             raise CalibrationMissing(f"the tray model {d / 'tray_model.npz'} is broken ({exc}): calibrate again") from None
     single_thread()  # the reader's budget is one core; see single_thread
-    return Pipeline(merge(default_config(), over), tray, models, bg)
+    cfg = merge(default_config(), over)
+    _check_feature_sizes(d, cfg, tray, models)
+    return Pipeline(cfg, tray, models, bg)
+
+
+def _check_feature_sizes(d: Path, cfg: dict, tray: Tray, models: Mapping) -> None:
+    """A calibration made by older vision code has models for other features: say so plainly
+    instead of failing on the first frame."""
+    ppm = float(cfg["top"]["patch_px_per_mm"])
+    L, W, _ = tray.block_mm
+    patch = np.full((int(round(W * ppm)), int(round(L * ppm)), 3), 128, np.uint8)
+    gains = np.ones(3, np.float32)
+    col = tl.color_features(patch, gains)
+    gc = cfg["glyph"]
+    sizes = {
+        "color": len(col),
+        "occupancy": len(tl.occupancy_features_patch(cfg, patch, gains, col)),
+        "glyph": len(tl.glyph_features(cfg, np.full((int(gc["height"]), int(gc["width"]), 3), 128, np.uint8))),
+    }
+    for name, n in sizes.items():
+        m = models.get(name)
+        if m is not None and len(m.mean) != n:
+            raise CalibrationMissing(f"the calibration in {d} was made by an older version of the vision code "
+                                     f"(its {name} model expects {len(m.mean)} features, not {n}): calibrate again")
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,16 @@ def test_the_acceptance_measure_leaves_out_slots_hidden_by_more_than_a_tenth():
     assert s["per_slot_visible"] == 0.5
     assert s["orientation_visible"] == 1.0
     assert np.isnan(s["top_level_exact_visible"])
+
+
+def test_a_calibration_made_by_older_vision_code_is_refused_in_words(calibration, tmp_path):
+    import shutil
+
+    from vision.reader import CalibrationMissing
+
+    old = tmp_path / "old"
+    shutil.copytree(calibration, old)
+    X, y = _rings(30)
+    train_linear(np.column_stack([X, X, X]), y).save(old / "glyph.npz")  # 6 features: not today's glyph features
+    with pytest.raises(CalibrationMissing, match="older version"):
+        load_pipeline(old)
