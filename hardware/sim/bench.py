@@ -97,3 +97,62 @@ def bench_pushes(seed: int, towers: int, force: float = 20.0) -> dict:
             twin.step(1.0)
             fell += twin.collapsed
     return {"bench": "sim_pushes", "towers": towers, "force_n": force, "fell": fell, "all_fell": fell == towers}
+
+
+def _play_pulls(twin: Twin, skill, seed: int, max_pulls: int, max_tries: int | None) -> tuple[int, bool, list[dict]]:
+    """Three players of one skill play a round (`selfplay.play_round`: they choose by the referee's
+    call, feel for loose blocks, pull and place) until `max_pulls` pulls or the tower falls.
+    Returns (pulls tried, fell, one row per pull: level, slot, looseness, drag of the level above)."""
+    from hardware.sim.selfplay import play_round
+
+    loose = {(b.level, b.slot): b.looseness for b in twin.world.blocks if b.level}
+    play_round(twin, [skill] * 3, seed, max_pulls=max_pulls, max_tries=max_tries)
+    rows = [{"level": e["level"], "slot": e["slot"], "loose": round(loose.get((e["level"], e["slot"]), 0.0), 2),
+             "drag_mm": e["drag_mm"], "gave_up": False} for e in twin.truth if e["type"] == "pull"]
+    rows += [{"level": e["level"], "slot": e["slot"], "loose": round(loose.get((e["level"], e["slot"]), 0.0), 2),
+              "drag_mm": None, "gave_up": True} for e in twin.truth if e.get("gave_up")]
+    if twin.collapse_block is not None and not any(e["type"] == "pull" and e["t"] >= twin.collapse_time for e in twin.truth):
+        level, slot = twin.collapse_block  # it fell while this block was pushed, before it came out
+        rows.append({"level": level, "slot": slot, "loose": round(loose.get((level, slot), 0.0), 2), "drag_mm": round(twin.last_pull_drag_mm, 2), "gave_up": False})
+    return sum(1 for r in rows if not r["gave_up"]), twin.collapsed, rows
+
+
+def bench_pulls(seed: int, pulls: int, skills: tuple[str, ...] = ("careful", "average", "careless"),
+                heights: tuple[int, ...] = (15, 12, 9), per_tower: int = 8, log=None, config=None,
+                max_tries: int | None = None) -> list[dict]:
+    """Topple rate per pull and the drag of the level above, per skill: self-play on fresh towers
+    (seeds from `seed`, starting heights cycling through `heights`), `per_tower` pulls at most on
+    each, until `pulls` pulls were tried for the skill."""
+    from dataclasses import replace
+
+    from hardware.sim.players import SkillProfile
+    from hardware.sim.world import default_tower_names
+
+    out = []
+    for name in skills:
+        skill = replace(SkillProfile.named(name), touch_rate=0.0, knock_rate=0.0)
+        tried, fell, drags, towers, gave_up = 0, 0, [], 0, 0
+        w0, sim = time.perf_counter(), 0.0
+        while tried < pulls and towers < 4 * pulls:
+            tower_seed = seed * 1000 + towers
+            height = heights[towers % len(heights)]
+            towers += 1
+            with Twin(seed=tower_seed, tower=default_tower_names(tower_seed)[:height], config=config) as twin:
+                n, collapsed, rows = _play_pulls(twin, skill, tower_seed, min(per_tower, pulls - tried), max_tries)
+                sim += twin.t
+            tried += n
+            fell += collapsed
+            drags += [r["drag_mm"] for r in rows if not r["gave_up"]]
+            gave_up += sum(r["gave_up"] for r in rows)
+            if log:
+                log({"skill": name, "tower_seed": tower_seed, "height": height, "pulls": n, "fell": collapsed,
+                     "drag_mm": [r["drag_mm"] for r in rows if not r["gave_up"]],
+                     "looseness": [r["loose"] for r in rows if not r["gave_up"]],
+                     "blocks": [(r["level"], r["slot"]) for r in rows if not r["gave_up"]], "gave_up": gave_up})
+        a = np.array(drags) if drags else np.zeros(1)
+        out.append({"bench": "sim_pulls", "skill": name, "pulls": tried, "towers": towers, "collapses": fell, "gave_up": gave_up,
+                    "collapses_per_pull": round(fell / max(1, tried), 3),
+                    "drag_median_mm": round(float(np.median(a)), 2), "drag_p95_mm": round(float(np.percentile(a, 95)), 2),
+                    "drag_max_mm": round(float(a.max()), 2),
+                    "sim_s_per_wall_s": round(sim / (time.perf_counter() - w0), 2)})
+    return out

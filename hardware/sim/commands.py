@@ -38,14 +38,23 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from hardware.sim.bench import bench_physics, bench_pushes, bench_render, bench_stand
+    from hardware.sim.bench import bench_physics, bench_pulls, bench_pushes, bench_render, bench_stand
 
-    print(json.dumps(bench_physics(args.seed, args.still, args.turns)), flush=True)
-    print(json.dumps(bench_render(args.seed, args.frames)), flush=True)
+    if args.only_pulls and args.pulls <= 0:
+        print("--only-pulls needs --pulls N", file=sys.stderr)
+        return 2
+    if not args.only_pulls:
+        print(json.dumps(bench_physics(args.seed, args.still, args.turns)), flush=True)
+        print(json.dumps(bench_render(args.seed, args.frames)), flush=True)
     if args.stand > 0:
         print(json.dumps(bench_stand(args.seed, args.stand)), flush=True)
     if args.pushes > 0:
         print(json.dumps(bench_pushes(args.seed, args.pushes)), flush=True)
+    if args.pulls > 0:
+        skills = ("careful", "average", "careless") if args.skill == "all" else (args.skill,)
+        log = (lambda row: print(json.dumps(row), file=sys.stderr, flush=True)) if args.verbose else None
+        for row in bench_pulls(args.seed, args.pulls, skills, log=log):
+            print(json.dumps(row), flush=True)
     return 0
 
 
@@ -68,3 +77,9 @@ def register(groups) -> None:
     p.add_argument("--frames", type=int, default=10, help="frames per render measurement")
     p.add_argument("--stand", type=float, default=0.0, help="also check an untouched tower stands this long (60 for the issue's check)")
     p.add_argument("--pushes", type=int, default=0, help="also push this many fresh towers hard and count how many fall (20 for the issue's check)")
+    p.add_argument("--pulls", type=int, default=0,
+                   help="also play this many self-play pulls per skill (fresh towers of 15, 12 and 9 levels, up to 8 pulls each) "
+                        "and report collapses per pull and how far the level above is dragged (median, p95 mm)")
+    p.add_argument("--skill", choices=("all", "careful", "average", "careless"), default="all", help="skill(s) for --pulls")
+    p.add_argument("--only-pulls", action="store_true", help="with --pulls: skip the speed and render figures")
+    p.add_argument("--verbose", action="store_true", help="with --pulls: each tower's pulls on stderr")

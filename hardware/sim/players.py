@@ -28,14 +28,16 @@ class SkillProfile:
     forbidden_level_rate: float = 0.02
     touch_rate: float = 0.04  # bumps the tower while another player is at it
     knock_rate: float = 0.03  # knocks on the table (impatience)
+    tries: int = 0  # blocks a player may leave when the level above starts to follow (selfplay's max_tries)
 
     @classmethod
     def careful(cls) -> "SkillProfile":
-        return cls(care=0.95, two_hand_rate=0.01, wrong_block_rate=0.01, forbidden_level_rate=0.005, touch_rate=0.02, knock_rate=0.01)
+        return cls(care=0.95, two_hand_rate=0.01, wrong_block_rate=0.01, forbidden_level_rate=0.005, touch_rate=0.02, knock_rate=0.01,
+                   tries=2)
 
     @classmethod
     def average(cls) -> "SkillProfile":
-        return cls()
+        return cls(tries=1)
 
     @classmethod
     def careless(cls) -> "SkillProfile":
@@ -70,13 +72,25 @@ class SimPlayer:
         self.feel: Callable[[int, int], float] | None = None
 
     def _safety(self, rnd, level: int, slot: int) -> float:
-        """Higher is safer: a full level's middle block, low-middle levels, not just under the top."""
+        """Higher is safer: a full level's middle block, low-middle levels, not just under the top
+        (a level with little weight on it slides along with the block pushed under it)."""
         row = rnd.tower.level(level)
         full = all(b is not None for b in row)
         score = 1.0 if (full and slot == 1) else (0.6 if full else 0.1)
         top = rnd.tower.top_level
-        score -= 0.3 * (level <= 2) + 0.2 * (level >= top - 2)
+        score -= 0.3 * (level <= 2) + 0.6 * (level >= top - 2) + 0.3 * (level == top - 3)
         return score
+
+    def _tightness(self, rnd, level: int, slot: int) -> float:
+        """How tight a block feels next to the others of its level (a player taps them all): its
+        `feel` over the largest of its neighbours' (1: as tight as the tightest, ~0.4: loose)."""
+        if self.feel is None:
+            return 1.0
+        row = rnd.tower.level(level)
+        mine = self.feel(level, slot)
+        others = [self.feel(level, s) for s, b in enumerate(row) if b is not None and s != slot]
+        ref = max(others + [mine])
+        return mine / ref if ref > 1e-6 else 1.0
 
     def _pick(self, rnd, options: list, careful: bool = True):
         if not options:
@@ -86,7 +100,7 @@ class SimPlayer:
         for i, o in enumerate(options):
             score = care * self._safety(rnd, o[0], o[1]) + self.rng.random()
             if self.feel is not None and care > 0:
-                score -= care * 2.0 * self.feel(o[0], o[1])  # a tight block (newtons of load) is avoided
+                score -= 3.0 * care**2 * self._tightness(rnd, o[0], o[1])  # a tight block is left alone
             scored.append((score, i))
         return options[max(scored)[1]]
 

@@ -37,7 +37,7 @@ def play_round(
     max_pulls: int = 200,
     push_at_end: bool = False,
     on_step: Callable[[Twin], None] | None = None,
-    max_tries: int = 0,  # >0: a player may give up on a block whose level above follows it (see Twin.pull)
+    max_tries: int | None = None,  # blocks a player may give up on when the level above follows (None: SkillProfile.tries)
 ) -> RoundResult:
     """Play until the round is over, the tower falls, or `max_pulls` (then optionally shove it)."""
     rng = random.Random(seed)
@@ -103,7 +103,8 @@ def play_round(
                 if choice is None:
                     break
                 n_truth = len(twin.truth)
-                may_give_up = len(tried) < max_tries and (choice.level, choice.slot) not in tried
+                limit = player.skill.tries if max_tries is None else max_tries
+                may_give_up = len(tried) < limit and (choice.level, choice.slot) not in tried
                 twin.pull(player.seat, choice.level, choice.slot, two_hands=choice.two_hands, style=player.skill.style,
                           on_step=on_step, give_up=may_give_up)
                 if not twin.gave_up:

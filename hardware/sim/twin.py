@@ -31,6 +31,8 @@ class PullStyle:
     """How a player pushes a block out (care 1: slow, gentle, straight; 0: fast, hard, wobbly)."""
 
     care: float = 0.8
+    finger_damping: float = 2.0  # N s/m
+    base_speed: float = 0.05  # m/s, the most careful player's push (slower pushes let the soft contacts creep longer)
 
     @property
     def max_force(self) -> float:
@@ -38,7 +40,7 @@ class PullStyle:
 
     @property
     def target_speed(self) -> float:
-        return 0.025 + (1.0 - self.care) * 0.12
+        return self.base_speed + (1.0 - self.care) * 0.12
 
     @property
     def force_rate(self) -> float:
@@ -52,7 +54,7 @@ class PullStyle:
     @property
     def give_up_drag_m(self) -> float:
         """How far the level above may follow the block before a player who may give up stops."""
-        return 0.004 + (1.0 - self.care) * 0.012
+        return 0.002 + (1.0 - self.care) * 0.010
 
 
 class Twin:
@@ -92,8 +94,10 @@ class Twin:
         self._placing: SimBlock | None = None
         self._stepping = False
         self.gave_up = False
+        self.last_pull_drag_mm = 0.0  # how far the level above followed the last pushed block (even if it fell)
         self._pulling: SimBlock | None = None  # a flicked-out block is not a collapse: the hand catches it
         self.collapse_time: float | None = None
+        self.collapse_block: tuple[int, int] | None = None  # (level, slot) being pushed when it fell, if any
         self.fallen: list[str] = []
         self._actions: list[Action] = []
         self._renderer = None
@@ -184,6 +188,7 @@ class Twin:
         fallen = self.fallen_blocks()
         if fallen:
             self.collapse_time = self.t
+            self.collapse_block = None if self._pulling is None else (self._pulling.level, self._pulling.slot)
             self.fallen = [b.name for b in fallen]
             self.truth.append({"t": round(self.t, 4), "type": "collapse", "fallen": len(fallen), "blocks": self.fallen})
 
@@ -279,6 +284,7 @@ class Twin:
         if self.in_hand is not None:
             raise ValueError("a block is already in hand: place it first")
         self.gave_up = False
+        self.last_pull_drag_mm = 0.0
         self._actions.append(self._pull(b, seat, two_hands, style or PullStyle(), give_up))
 
     def pull(self, seat: int, level: int, slot: int, two_hands: bool = False, style: PullStyle | None = None,
@@ -324,6 +330,7 @@ class Twin:
         above = [o for o in self.world.blocks if o.level == level + 1]
         above0 = {o.index: d.xpos[o.body_id][:2].copy() for o in above}
         force, limit, phase = 0.0, style.max_force, self.rng.uniform(0, 2 * math.pi)
+        finger = float((d.xpos[b.body_id] - start) @ direction)  # where the fingertip wants the block (spring finger)
         max_drag = 0.0
         dt = self.model.opt.timestep
         n = 0
@@ -335,6 +342,7 @@ class Twin:
             if above:
                 drag = max(float(np.linalg.norm(d.xpos[o.body_id][:2] - above0[o.index])) for o in above)
                 max_drag = max(max_drag, drag)
+                self.last_pull_drag_mm = 1000 * max_drag
                 if give_up and drag > style.give_up_drag_m:  # the tower follows the block: stop, try another
                     self._tighten_keep(b)
                     self._pulling = None
@@ -347,7 +355,11 @@ class Twin:
                         yield
                     return
             v = float(d.qvel[b.qvel_adr : b.qvel_adr + 3] @ direction)
-            force += style.force_rate * dt if v < style.target_speed else -2 * style.force_rate * dt
+            # a fingertip on a compliant arm moving in at the style's speed: the force builds while the
+            # block sticks and falls away as soon as it slides, so a block that breaks free does not lunge
+            k = style.force_rate / style.target_speed
+            finger = min(finger + style.target_speed * dt, moved + limit / k)
+            force = k * (finger - moved) + style.finger_damping * (style.target_speed - v)
             force = min(max(force, 0.0), limit)
             n += 1
             if n * dt > 6.0 and limit < 3 * style.max_force:

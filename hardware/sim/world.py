@@ -45,12 +45,13 @@ class WorldConfig:
     mount_damping_ratio: float = 0.3  # rubber feet and a wooden tray: a knock rings down within ~50 ms
     timestep: float = 0.002
     solref: str = "0.005 2"  # the "0.005 1" rings forever after a side pull (see docs/twin.md)
-    solimp: str = "0.95 0.99 0.001"
+    solimp: str = "0.99 0.995 0.001"
     impratio: float = 10.0
     cone: str = "elliptic"
+    noslip_iterations: int = 0
     height_tolerance_m: float = 0.0  # thinner loose blocks (e.g. 0.00025) make the tower chatter and creep: off
-    loose_friction: float = 0.12  # a loose block slides out as if its friction were this (see Twin._pull)
-    loose_rate: float = 0.75  # share of levels with one loose block
+    loose_friction: float = 0.05  # a loose block slides out as if its friction were this (see Twin._pull)
+    loose_rate: float = 1.0  # share of full levels with one loose block (real blocks differ in height: nearly every level has one)
     place_jitter_m: float = 0.0002  # how carefully the builder squares the blocks
     place_jitter_rad: float = 0.004
     n_hands: int = 3
@@ -238,7 +239,7 @@ def build_xml(
 <mujoco model="stacko-twin">
   <compiler autolimits="true"/>
   <option timestep="{config.timestep}" integrator="implicitfast" solver="Newton" iterations="100"
-          cone="{config.cone}" impratio="{config.impratio}" gravity="0 0 -{G}"/>
+          cone="{config.cone}" impratio="{config.impratio}" noslip_iterations="{config.noslip_iterations}" gravity="0 0 -{G}"/>
   <size memory="64M"/>
   <visual>
     <global offwidth="1280" offheight="960" fovy="30"/>

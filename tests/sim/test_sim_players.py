@@ -38,3 +38,20 @@ def test_a_careless_player_sometimes_breaks_the_rules():
     intents = [player.choose_pull(rnd) for _ in range(60)]
     kinds = {c.intent for c in intents}
     assert "forbidden-level" in kinds and any(c.two_hands for c in intents)
+
+
+def test_a_careful_player_leaves_tight_blocks_alone_and_a_careless_one_hardly_notices():
+    rnd = round_for(4)
+    legal = [(o.level, o.slot) for o in rnd.legal_pulls()]
+    loose = {legal[len(legal) // 2]}  # one loose block among the allowed ones; the rest are all tight
+    feel = lambda level, slot: 0.3 if (level, slot) in loose else 1.0
+
+    def share_loose(skill, seed):
+        player = SimPlayer("Ana", 0, skill, random.Random(seed))
+        picks = [player.choose_pull(rnd, feel=feel) for _ in range(200)]
+        return sum((c.level, c.slot) in loose for c in picks if c.intent == "legal") / len(picks)
+
+    careful = share_loose(SkillProfile.careful(), 5)
+    careless = share_loose(SkillProfile.careless(), 5)
+    assert careful > 0.8
+    assert careless < careful - 0.3

@@ -70,3 +70,14 @@ def test_a_pull_takes_the_block_out_of_the_map_and_a_place_puts_it_on_top():
         assert not twin.collapsed
         top = twin.world.block_at(16, 1)
         assert twin.data.xpos[top.body_id][2] > twin.config.tray_top_z + 15 * 0.015
+
+
+def test_a_careful_push_on_a_loose_block_barely_moves_the_level_above():
+    from hardware.sim.twin import PullStyle
+
+    with Twin(seed=1) as twin:
+        loose = max((b for b in twin.world.blocks if 3 <= b.level <= 10 and b.slot == 1), key=lambda b: b.looseness)
+        assert loose.looseness > 0.5
+        ev = twin.pull(0, loose.level, 1, style=PullStyle(care=0.95))
+        assert ev is not None and not twin.collapsed
+        assert ev["drag_mm"] < 1.5  # soft contacts used to let the upper tower creep 3-8 mm along
