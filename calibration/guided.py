@@ -178,7 +178,8 @@ def run_cli(argv: list[str]) -> str:
 
 Shot = tuple[int, tuple[int, ...], int]  # (level being built, its slots filled so far, hands over the tower)
 ROUTES = ("quick", "tower")
-QUICK_LEVELS = 4  # the quick route's levels unless told: five read no better on the twin (docs/pi.md)
+QUICK_LEVELS = 4  # the quick route's named levels unless told: five read no better on the twin (docs/pi.md)
+QUICK_GAP = 1  # levels of any blocks laid between two named levels: tops photographed at heights 1, 3, 5, 7
 
 
 def photo_plan(tower: list[list[str | None]]) -> list[Shot]:
@@ -206,21 +207,44 @@ QUICK_SPLITS: tuple[tuple[tuple[int, ...], ...], ...] = (
 )
 
 
-def quick_plan(tower: list[list[str | None]]) -> list[Shot]:
-    """The quick route's photos: one or two per level (see QUICK_SPLITS) and one hand, then two hands, over
-    the tower on its second and last levels."""
+def quick_plan(tower: list[list[str | None]], named: list[int] | None = None) -> list[Shot]:
+    """The quick route's photos of its named levels (1-based; default all): one or two per level (see
+    QUICK_SPLITS) and one hand, then two hands, over the tower on the second and the last named level."""
+    named = named or list(range(1, len(tower) + 1))
     plan: list[Shot] = []
-    for k in range(1, len(tower) + 1):
+    for i, k in enumerate(named):
         filled: tuple[int, ...] = ()
-        for part in QUICK_SPLITS[(k - 1) % len(QUICK_SPLITS)]:
+        for part in QUICK_SPLITS[i % len(QUICK_SPLITS)]:
             filled = tuple(sorted(filled + tuple(s for s in part if tower[k - 1][s] is not None)))
             if filled:
                 plan.append((k, filled, 0))
-        if k == min(2, len(tower)):
+        if i == min(1, len(named) - 1):
             plan.append((k, filled, 1))
-        if k == len(tower):
+        if i == len(named) - 1:
             plan.append((k, filled, 2))
     return plan
+
+
+def quick_build(rng: random.Random, levels: int, gap: int = 0) -> tuple[list[list[str | None]], list[int]]:
+    """The quick route's tower: `levels` named levels (see `quick_tower`) with `gap` levels of any blocks
+    laid between them, so the photos see tops at several heights (as play does), and the named levels."""
+    from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
+
+    named_rows = quick_tower(rng, levels)
+    pool = [b.name for b in BLOCK_SETS[DEFAULT_BLOCK_SET].blocks]
+    for name in (n for row in named_rows for n in row):
+        pool.remove(name)
+    rng.shuffle(pool)
+    if 3 * gap * (levels - 1) > len(pool) - 3:
+        raise CalibrationError(f"{levels} levels with {gap} between them need more blocks than the box holds")
+    tower: list[list[str | None]] = []
+    named: list[int] = []
+    for i, row in enumerate(named_rows):
+        for _ in range(gap if i else 0):
+            tower.append([pool.pop() for _ in range(3)])
+        tower.append(list(row))
+        named.append(len(tower))
+    return tower, named
 
 
 def _classes(name: str) -> tuple[str, str]:
@@ -270,13 +294,14 @@ def orientation(level: int) -> str:
 
 
 def route_tower(route: str, seed: int, levels: int | None) -> tuple[list[list[str | None]], list[Shot]]:
-    """The tower a route has built, and its photos: 'quick' a few levels that show every color and glyph,
-    a photo or two per level; 'tower' the whole random tower, a photo after every block."""
+    """The tower a route has built, and its photos: 'quick' a few named levels that show every color and
+    glyph, a level of any blocks between them, a photo or two per named level; 'tower' the whole random
+    tower, a photo after every block."""
     from referee.tower import random_tower
 
     if route == "quick":
-        tower = quick_tower(random.Random(seed), levels or QUICK_LEVELS)
-        return tower, quick_plan(tower)
+        tower, named = quick_build(random.Random(seed), levels or QUICK_LEVELS, QUICK_GAP)
+        return tower, quick_plan(tower, named)
     if route == "tower":
         tower = random_tower(random.Random(seed))[:levels]  # the whole tower (each block once) unless told fewer levels
         return tower, photo_plan(tower)
@@ -368,10 +393,17 @@ def step_vision(rig, cal: CalibrationDir, guide: TerminalGuide, seed: int, level
             text = f"Hold {'one hand' if hands == 1 else 'both hands'} over the tower, not touching it, and press."
             action = Action("hands_over", text, data=data)
         else:
+            # levels below that nobody named yet are laid with any blocks first (they are not photographed)
+            below = [j for j in range(1, k) if j not in placed]
+            for j in below:
+                placed[j] = {0, 1, 2}
+            fill = (f"Lay any three blocks as level{'s' if len(below) > 1 else ''} "
+                    f"{', '.join(map(str, below))} ({_where(below[0])} the tray), then on it: ") if below else ""
+            data["laid_any"] = 3 * len(below)
             added = [s for s in filled if s not in placed.setdefault(k, set())]
             placed[k].update(added)
             data["placed"] = len(added)
-            action = Action("build_level", f"Level {k} ({_where(k)} the tray): put {_named(tower[k - 1], added)}. "
+            action = Action("build_level", f"{fill}Level {k} ({_where(k)} the tray): put {_named(tower[k - 1], added)}. "
                                            "Hands away.", data=data)
         guide.do(action)
         image = camera.read()

@@ -48,10 +48,11 @@ class PersonTimeModel:
         v, data = self.values, dict(action.data or {})
         if action.key not in self.actions:
             raise CalibrationError(f"the calibration time model has no time for the instruction '{action.key}'")
-        blocks = int(data.get("placed", 0))
+        blocks, any_blocks = int(data.get("placed", 0)), int(data.get("laid_any", 0))
         parts = {"reading": v["read_instruction_s"] + blocks * v["read_per_named_block_s"],
                  "handling": self.actions[action.key],
-                 "blocks": blocks * (v["find_named_block_s"] + v["lay_block_s"]),
+                 # a named block is found, then laid; "any block" is only laid
+                 "blocks": blocks * (v["find_named_block_s"] + v["lay_block_s"]) + any_blocks * v["lay_block_s"],
                  # a photo is taken with the button press that says "done" (and the step back from the tower)
                  "confirm": v["photo_s"] if data.get("photo") else v["confirm_s"]}
         return parts
@@ -75,7 +76,7 @@ class TimeLedger:
             self._add(step, what, seconds)
         data = action.data or {}
         self.counts["instructions"] += 1
-        self.counts["blocks_laid"] += int(data.get("placed", 0))
+        self.counts["blocks_laid"] += int(data.get("placed", 0)) + int(data.get("laid_any", 0))
         self.counts["photos"] += bool(data.get("photo"))
 
     def result(self, step: str) -> None:

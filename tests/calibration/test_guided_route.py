@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 
 from calibration.files import CalibrationError
-from calibration.guided import QUICK_LEVELS, QUICK_SPLITS, check_blocks, quick_plan, quick_tower, route_tower
+from calibration.guided import (QUICK_SPLITS, check_blocks, quick_build, quick_plan, quick_tower,
+                                route_tower)
 from calibration.person_time import PersonTimeModel, TimeLedger
 from calibration.steps import Action
 from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
@@ -56,6 +57,16 @@ def test_the_quick_plan_photographs_every_level_complete_and_the_part_built_tops
     assert all(sum(len(p) for p in split) == 3 for split in QUICK_SPLITS)
 
 
+def test_the_quick_route_lays_a_level_of_any_blocks_between_named_ones_so_tops_are_seen_at_several_heights():
+    tower, plan = route_tower("quick", 5, None)
+    named = sorted({k for k, _, _ in plan})
+    assert named == [1, 3, 5, 7] and len(tower) == 7
+    assert not Counter(n for level in tower for n in level) - SET, "every block laid is one the box holds"
+    assert all(len(level) == 3 and None not in level for level in tower)
+    with pytest.raises(CalibrationError, match="more blocks than the box holds"):
+        quick_build(random.Random(0), 8, 3)
+
+
 def test_the_tower_route_still_builds_every_block_once():
     tower, plan = route_tower("tower", 3, None)
     assert Counter(n for level in tower for n in level if n) == SET
@@ -70,8 +81,8 @@ def test_unknown_routes_and_impossible_level_counts_are_refused_in_words():
 
 
 def test_the_test_level_uses_blocks_the_photos_never_showed():
-    tower = quick_tower(random.Random(2), QUICK_LEVELS)
-    level = check_blocks([], tower, 2)
+    tower = route_tower("quick", 2, None)[0]
+    level = check_blocks(tower, tower, 2)
     left = SET - Counter(n for lv in tower for n in lv)
     assert level is not None and not Counter(level) - left
     full = route_tower("tower", 1, None)[0]
@@ -87,6 +98,9 @@ def test_an_instruction_costs_its_reading_its_handling_and_its_blocks():
     assert parts["reading"] == v["read_instruction_s"] + 2 * v["read_per_named_block_s"]
     assert parts["blocks"] == 2 * (v["find_named_block_s"] + v["lay_block_s"])
     assert parts["confirm"] == v["photo_s"]
+    fill = Action("build_level", "Lay any three blocks as level 2, then on it: Level 3: put red-1 in slot 1.",
+                  data={"placed": 1, "laid_any": 3, "photo": True})
+    assert model.instruction_s(fill)["blocks"] == v["find_named_block_s"] + 4 * v["lay_block_s"], "any block: no search"
     weight = model.instruction_s(Action("put_weight", "Put the known weight on.", 500.0))
     assert weight == {"reading": v["read_instruction_s"], "handling": model.actions["put_weight"], "blocks": 0.0,
                       "confirm": v["confirm_s"]}

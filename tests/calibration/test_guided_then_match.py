@@ -13,10 +13,14 @@ import pytest
 pytest.importorskip("hardware.sim")  # picks the offscreen GL before MuJoCo loads
 
 from calibration.files import CalibrationDir  # noqa: E402
-from calibration.guided import QUICK_LEVELS, quick_plan  # noqa: E402
+from calibration.guided import QUICK_GAP, QUICK_LEVELS, quick_plan  # noqa: E402
 from referee.cli import main  # noqa: E402
 
 LEVELS = QUICK_LEVELS  # the route's default: every color and glyph shows in four levels
+
+
+def orientation_words(level: int) -> str:
+    return "along" if level % 2 else "across"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +41,9 @@ def test_the_guided_route_calibrates_every_part_and_says_how_long_it_takes_a_per
     assert "in the background: carry on" in out, "the models learn while the person does the IMU and the test level"
     building = sum(1 for _, _, hands in quick_plan([["a", "b", "c"]] * LEVELS) if hands == 0)
     assert out.count(": put ") == building + 1, "one instruction per photo of a level built, and the test level"
-    assert f"Test level {LEVELS + 1} (along the tray, on the tower): put" in out, "blocks the photos never showed"
+    assert "Lay any three blocks as level 2 (across the tray), then on it: Level 3" in out, "tops at several heights"
+    height = LEVELS + QUICK_GAP * (LEVELS - 1)
+    assert f"Test level {height + 1} ({orientation_words(height + 1)} the tray, on the tower): put" in out
     assert "Calibration complete" in out and "minutes for a person" in out
 
     statuses = CalibrationDir(cal).statuses()
