@@ -86,8 +86,9 @@ def register(groups) -> None:
     p.add_argument("--sheet-mm", type=float, default=None,
                    help="side of the printed marker sheet in mm, to fit your tray (default: the vision sheet's 280)")
     p.add_argument("--route", choices=("quick", "tower"), default="quick",
-                   help="vision step: 'quick' builds a few levels that show every color and glyph, a photo or two per "
-                        "level (about 4 minutes in all); 'tower' builds the whole tower, a photo after every block")
+                   help="vision step: 'quick' names a few levels that show every color and glyph, with a level of any "
+                        "blocks between them, a photo or two per named level (about 5 minutes in all); 'tower' builds "
+                        "the whole tower, a photo after every block (about 15 minutes)")
     p.add_argument("--levels", type=int, default=None,
                    help="vision step: levels to build and photograph (default: 4 on the quick route, 15 on the tower route)")
     p.add_argument("--steps", default=None,

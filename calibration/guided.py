@@ -7,8 +7,9 @@ unattended; on the Pi a person does it and presses Enter.
 The vision step has the person build blocks the referee names, level by level, and photographs after
 each instruction (and with a hand or two over the tower), so the photos are labelled without typing; it
 then runs `stacko calibrate vision` on them, and the check step reads the finished top level in a fresh
-photo. Two routes: 'quick' (default) builds a few levels chosen so every color and glyph shows, a photo or
-two per level; 'tower' builds the whole tower, a photo after every block (each block seen once, slower).
+photo. Two routes: 'quick' (default) names a few levels chosen so every color and glyph shows, with a level
+of any blocks between them (tops seen at several heights), a photo or two per named level; 'tower' builds
+the whole tower, a photo after every block (each block seen once, three times as long for a person).
 Every instruction is entered in the guide's time ledger, so the route can say how long it takes a person.
 """
 
