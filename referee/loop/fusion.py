@@ -162,6 +162,10 @@ class Fuser:
         self.vanished = 0
         self.last_impact_t: float | None = None
         self.collapsed = False
+        # After a place is called (perhaps while the hand lets go), that hand is still over the
+        # tower for a moment: it is not the next pull's hand, nor a second hand.
+        self.hands_leaving = False
+        self.clear_since: float | None = None
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
@@ -182,6 +186,10 @@ class Fuser:
                     return out
             else:
                 self.vanished = 0
+        if self.hands_leaving:
+            if reading.hands:
+                return []  # the last player's hand withdrawing
+            self.hands_leaving, self.clear_since = False, reading.t
         if reading.hands:  # a hand over the tower may hide or hold a block: wait until it has gone
             pull = self.pull or self._start(None)
             for seat in (self.seating.seat_of(h) for h in reading.hands):
@@ -240,6 +248,7 @@ class Fuser:
         self.pull = None
         self.vanished = 0
         self.collapsed = False
+        self.hands_leaving = False
 
     def reset_pull(self) -> None:
         """The table answered about the pull in progress: start afresh from the next frame."""
@@ -275,8 +284,9 @@ class Fuser:
         if kind is SensorEventKind.LIFT and rnd.hand is None:
             pull = self.pull or self._start(event.t)
             pull.lift_t = event.t
-            for r in self.recent:  # the hands that reached in before the weight left
-                if r.hands and (pull.last_hand_t is None or r.t < pull.last_hand_t):
+            for r in self.recent:  # the hands that reached in before the weight left (since the last hand left)
+                fresh = self.clear_since is None or r.t >= self.clear_since
+                if r.hands and fresh and (pull.last_hand_t is None or r.t < pull.last_hand_t):
                     for seat in (self.seating.seat_of(h) for h in r.hands):
                         if seat is not None:
                             pull.votes[seat] += 1
@@ -335,6 +345,7 @@ class Fuser:
         puller = self._name(rnd, pull)
         context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
                    "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
+        self.hands_leaving = bool(reading.hands)
         if isinstance(choice, Question):
             self.questions_asked += 1
             self.pull = None

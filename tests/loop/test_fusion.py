@@ -272,3 +272,22 @@ def test_an_arm_between_two_seats_is_no_evidence_of_either():
     assert two.seat_of(between) is None
     assert two.seat_of(HandReading("east", (0.0, 0.0), 0.9, entry_deg=20.0)) == 0
     assert SEATS.seat_of(HandReading("north", (0.0, 0.0), 0.9, entry_deg=60.0)) is None  # halfway between Ana and Ben
+
+
+def test_the_hand_letting_go_is_not_the_next_players_hand_nor_their_second_hand():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    feed(f, rnd, [top(before, "y", 0.0, [hand("east")])])  # Ana reaches in
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")]) for i in range(2)])
+    for o in out:
+        rnd = rnd.apply(parse_event(o.event))
+    assert rnd.turn == "Ben"
+    # Ana's hand lingers while Ben's comes in; then Ana's leaves; Ben pulls
+    feed(f, rnd, [top([None, "red-2", None], "x", 1.2 + i / 15, [hand("east"), hand("north")]) for i in range(4)])
+    feed(f, rnd, [top([None, "red-2", None], "x", 1.5), top([None, "red-2", None], "x", 1.6, [hand("north")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 1.8), rnd)
+    out = feed(f, rnd, [top([None, "red-2", "blue-1"], "x", 2.5 + i / 15) for i in range(2)])
+    assert [o.event["event"] for o in out] == ["pull", "place"]
+    assert out[0].event["player"] == "Ben"
