@@ -242,6 +242,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         devices.close()
         raise SystemExit(2)
     turns_started = 0
+    completed = {i + 1 for i, row in enumerate(twin.tower_map()) if all(row)}  # levels once full (RULES.md 2)
     missed = 0
     desynced = 0
     while not session.over and turns_started < opts.max_turns:
@@ -277,8 +278,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             break
         if twin.in_hand is None or twin.collapsed:
             continue
-        level, slot = physical_place(twin.tower_map(), player)
+        level, slot = physical_place(twin.tower_map(), player, completed)
         twin.place(level, slot, seat=player.seat, on_step=on_step)
+        completed |= {i + 1 for i, row in enumerate(twin.tower_map()) if all(row)}
         # The players wait for the referee's call before the next turn, as at a real table.
         waited = 0.0
         while not referee_caught_up(session.round, twin) and waited < opts.referee_patience_s:
@@ -487,13 +489,18 @@ def missing_events(rnd, truth: list[dict], names: list[str]) -> list[dict] | Non
              "block": pull["block"]}, place_ev]
 
 
-def physical_place(tower_map: list[list[str | None]], player) -> tuple[int, int]:
-    """Where a player puts the block: the real top level while it has room, else a new level.
+def physical_place(tower_map: list[list[str | None]], player, completed: set[int] | None = None) -> tuple[int, int]:
+    """Where a player puts the block: the real top level while it is being built, else a new level.
 
     A player looks at the tower, not at the referee's map, so a referee that misread a turn
-    never makes the twin stack a block into an occupied slot.
+    never makes the twin stack a block into an occupied slot. A level that has once been full
+    (`completed`) stays complete: a hole pulled out of it is not filled again (RULES.md 2).
     """
-    tower = _real_tower(tower_map)
+    from referee.tower import Tower
+
+    real = _real_tower(tower_map)
+    done = completed or set()
+    tower = Tower(real.levels, tuple(c or (i + 1) in done for i, c in enumerate(real.complete)))
     level = tower.place_level()
     free = tower.free_slots(level)
     if 1 in free and player.rng.random() < player.skill.care:

@@ -146,6 +146,7 @@ class _Pull:
     stable: int = 0
     last_names: tuple | None = None
     last_hand_t: float | None = None
+    top_gone: Counter = field(default_factory=Counter)  # top-level slots seen empty after the lift
 
 
 
@@ -199,6 +200,7 @@ class Fuser:
             if pulling and len(reading.hands) >= 2:
                 pull.two_hand_frames += 1  # two hands at the tower while the block comes out
             pull.last_hand_t = reading.t
+            self._note_top_gone(pull, reading, rnd)
             if pulling or reading.uncertain:
                 pull.stable = 0
                 return []
@@ -213,11 +215,15 @@ class Fuser:
                 return []
             self.pull = self._start(None)  # a block appeared without a hand seen: still judge it
         pull = self.pull
+        self._note_top_gone(pull, reading, rnd)
         out = self._settle(pull, reading, rnd, 0.0)
         if out:
             return out
         if pull.stable < self.config.settle_frames:
             return []
+        out = self._put_back_on_top(pull, reading, rnd)
+        if out:
+            return out
         waited_from = pull.place_t if pull.place_t is not None else None
         if waited_from is not None and reading.t - waited_from > self.config.place_timeout_s:
             self.questions_asked += 1
@@ -229,6 +235,35 @@ class Fuser:
         if pull.lift_t is None and pull.place_t is None:
             self.pull = None  # hands came and went, nothing left the tray: a touch at most
         return []
+
+    def _note_top_gone(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> None:
+        """After the lift, a block the map has on top that the camera surely sees missing."""
+        top = rnd.tower.top_level
+        if pull.lift_t is None or reading.uncertain or not top or reading.orientation != Tower.orientation(top):
+            return
+        have = rnd.tower.level(top)
+        for i in range(3):
+            if have[i] is not None and not reading.slots[i].occupied:
+                pull.top_gone[i] += 1
+
+    def _put_back_on_top(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
+        """A block pulled from the top level itself and laid back in its place: the top looks as
+        before, but the camera saw that block gone while the weight was off."""
+        if pull.place_t is None or not pull.top_gone:
+            return []
+        slot, frames = pull.top_gone.most_common(1)[0]
+        top = rnd.tower.top_level
+        if frames < self.config.settle_frames or placed_slot(rnd.tower, reading) is not None:
+            return []
+        if any(not reading.slots[i].occupied for i in range(3) if rnd.tower.level(top)[i] is not None):
+            return []  # not back yet
+        block = rnd.tower.level(top)[slot]
+        evidence = {"lift_t": pull.lift_t, "place_t": pull.place_t, "frame": reading.frame_seq,
+                    "reading": reading.names, "seat_votes": dict(pull.votes), "top_slot_seen_empty_frames": frames,
+                    "note": "pulled from the top level and laid back in its place"}
+        self.pull = None
+        return self._pull_and_place(self._name(rnd, pull), block.name, (top, slot), (top, slot),
+                                    pull.two_hand_frames, evidence, pull.place_t)
 
     def _settle(self, pull: "_Pull", reading: TopLevelReading, rnd: Round, min_conf: float) -> list[Output]:
         """Count frames that agree on the top; once enough do, judge the place (if any)."""

@@ -291,3 +291,17 @@ def test_the_hand_letting_go_is_not_the_next_players_hand_nor_their_second_hand(
     out = feed(f, rnd, [top([None, "red-2", "blue-1"], "x", 2.5 + i / 15) for i in range(2)])
     assert [o.event["event"] for o in out] == ["pull", "place"]
     assert out[0].event["player"] == "Ben"
+
+
+def test_a_block_pulled_from_the_top_and_laid_back_in_its_place_is_still_a_pull_and_a_place():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    full = ["red-skip", "green-reverse", "wild"]
+    gone = [None, "green-reverse", "wild"]
+    feed(f, rnd, [top(full, "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    feed(f, rnd, [top(gone, "y", 0.4 + i / 15, [hand("east")]) for i in range(3)] + [top(gone, "y", 0.7), top(gone, "y", 0.8)])
+    f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.2), rnd)
+    out = feed(f, rnd, [top(full, "y", 1.3), top(full, "y", 1.4)])
+    assert [o.event for o in out] == [{"event": "pull", "level": 4, "slot": 0, "player": "Ana", "block": "red-skip"},
+                                      {"event": "place", "level": 4, "slot": 0}]
