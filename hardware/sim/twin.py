@@ -298,6 +298,15 @@ class Twin:
         self.run_until_idle(20.0, on_step)
         return next((e for e in self.truth[n:] if e["type"] == "pull"), None)
 
+    def _arm_angle(self, seat: int, block_end_angle: float) -> float:
+        """Where the pulling arm comes from: the player's seat, the wrist turned towards the block's
+        end by at most a quarter of the seats' spacing (35 degrees at most). A player's arm enters
+        over the tray edge on their own side whichever block they pull; the camera tells the seat by it."""
+        seat_a = seat_angle(seat, self.n_seats)
+        turn = math.atan2(math.sin(block_end_angle - seat_a), math.cos(block_end_angle - seat_a))
+        limit = min(math.radians(35.0), 0.25 * 2 * math.pi / max(1, self.n_seats))
+        return seat_a + max(-limit, min(limit, turn))
+
     def _pull(self, b: SimBlock, seat: int, two_hands: bool, style: PullStyle, give_up: bool = False) -> Action:
         d, hx = self.data, self.config.block_half[0]
         level, slot = b.level, b.slot
@@ -312,7 +321,7 @@ class Twin:
         t_start = self.t
         self._loosen(b)
         self._pulling = b
-        angle = math.atan2(direction[1], direction[0])  # the hand reaches in along the block's axis
+        angle = self._arm_angle(seat, math.atan2(direction[1], direction[0]))
         # reach: the hand comes in from the seat to the block's near end
         for i in range(self._steps_for(0.3)):
             f = (i + 1) / self._steps_for(0.3)
