@@ -286,6 +286,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         while not referee_caught_up(session.round, twin) and waited < opts.referee_patience_s:
             twin.step(0.2, on_step)
             waited += 0.2
+        for other in players:  # an impatient bystander knocks on the table: never a collapse
+            if other is not player and other.rng.random() < other.skill.knock_rate:
+                twin.knock(other.seat, strength=other.rng.uniform(0.4, 1.5), on_step=on_step)
         truth_turns.append({"pull": choice, "events": twin.truth[n_truth:]})
         turn_spans.append((n_truth, len(twin.truth)))
         if recording is not None:
