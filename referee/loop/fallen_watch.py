@@ -34,8 +34,11 @@ class FallenWatch:
         if event.kind is SensorEventKind.COLLAPSE:
             self.judge.sensor_event(event)
 
-    def frame(self, t: float, image, top_level: int, round_key: Any, now: float) -> SensorEvent | None:
-        """Look at this frame if it is time to; a collapse the camera settles, else None."""
+    def frame(self, t: float, image, top_level: int, round_key: Any, now: float,
+              in_hand_min_confidence: float | None = None) -> SensorEvent | None:
+        """Look at this frame if it is time to; a collapse the camera settles, else None.
+        While a player carries a block (`in_hand_min_confidence` given), only fallen blocks at least
+        that sure count: the block in hand, seen beside the tower, is not a fallen one."""
         from vision.fallen import fallen_blocks_in_frame
 
         new_round = round_key != self.round_key
@@ -54,4 +57,6 @@ class FallenWatch:
             self.judge.reset()
             self.judge.ignore(blocks)
             return None
+        if in_hand_min_confidence is not None:
+            blocks = tuple(b for b in blocks if b.confidence >= in_hand_min_confidence)
         return self.judge.frame(t, blocks, detected_at=now)

@@ -41,10 +41,12 @@ class FusionConfig:
     ask_below: float = 0.25          # ... and asked about when even the map cannot settle it
     two_hands_frames: int = 3        # frames showing two hands at the tower during a pull to call "Uno!"
     two_hands_after_lift_s: float = 0.3  # two hands count until this long after the block came out
+    two_hands_apart_deg: float = 20.0  # ... and only arms entering this far apart (one wide arm is not two hands)
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
     place_under_hand_confidence: float = 0.75  # a new block read this surely counts while the hand withdraws
+    fallen_in_hand_confidence: float = 0.6  # while a block is in hand, a "fallen block" must be this sure (it may be that block)
     foul_confidence: float = 0.9     # a reading that would mean a foul counts alone only this sure; below, a
                                      # legal block among the camera's candidates is put to the table first
 
@@ -108,6 +110,18 @@ class SeatingPlan:
         if len(a) < 2:
             return 360.0
         return min(min(_angle_gap(x, y) for x, y in zip(a, a[1:])), _angle_gap(a[-1], a[0]))
+
+
+def two_arms(hands, apart_deg: float) -> bool:
+    """Two hands at the tower: two arms seen entering at least `apart_deg` apart. A "second hand"
+    entering where the first does is the camera splitting one wide arm (or a hand and its sleeve);
+    an "Uno!" penalty is not called on that."""
+    if len(hands) < 2:
+        return False
+    angles = [h.entry_deg for h in hands]
+    if any(a is None for a in angles):
+        return True  # the camera could not tell where they came from: count them
+    return any(_angle_gap(a, b) >= apart_deg for i, a in enumerate(angles) for b in angles[i + 1:])
 
 
 def _angle_gap(a: float, b: float) -> float:
@@ -197,7 +211,7 @@ class Fuser:
                 if seat is not None:
                     pull.votes[seat] += 1
             pulling = pull.lift_t is None or reading.t <= pull.lift_t + self.config.two_hands_after_lift_s
-            if pulling and len(reading.hands) >= 2:
+            if pulling and two_arms(reading.hands, self.config.two_hands_apart_deg):
                 pull.two_hand_frames += 1  # two hands at the tower while the block comes out
             pull.last_hand_t = reading.t
             self._note_top_gone(pull, reading, rnd)

@@ -56,3 +56,12 @@ def test_without_a_thud_the_camera_looks_about_once_a_second(monkeypatch):
     for i in range(31):
         watch.frame(i / 15, None, 15, 1, i / 15)  # 2 s of frames at 15 a second
     assert watch.checks == 3
+
+
+def test_the_block_in_a_players_hand_seen_beside_the_tower_is_not_a_fallen_block(monkeypatch):
+    seen = {"now": ()}
+    watch, sensors = watch_with(monkeypatch, seen)
+    watch.frame(0.0, None, 15, 1, 0.0)
+    sensors.thud_t = 3.0  # the jolt of the block coming out
+    seen["now"] = (SimpleNamespace(center_mm=(268.0, 144.0), confidence=0.31, whole=True),)  # carried past the tower
+    assert watch.frame(3.1, None, 15, 1, 3.1, in_hand_min_confidence=0.6) is None

@@ -31,6 +31,11 @@ def hand(side, arm_seen=True):
     return HandReading(side, (0.0, 0.0), 0.9, entry_deg=ENTRY[side] if arm_seen else None)
 
 
+def other_arm(side):
+    """The same player's second hand: its arm enters 35 degrees from the first."""
+    return HandReading(side, (0.0, 0.0), 0.9, entry_deg=(ENTRY[side] - 35.0) % 360)
+
+
 def feed(fuser, rnd, frames):
     out = []
     for f in frames:
@@ -62,7 +67,7 @@ def test_two_of_the_pullers_hands_over_the_tower_call_two_hands_after_the_pull()
     rnd = rnd3()
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
-    two = [hand("east"), hand("east")]
+    two = [hand("east"), other_arm("east")]
     feed(f, rnd, [top(before, "y", t / 10, two) for t in range(3)])
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
@@ -207,7 +212,7 @@ def test_while_the_block_comes_out_nothing_on_top_is_judged_and_uncertain_frames
     rnd = rnd3()
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
-    unsure = TopLevelReading("y", top(before, "y", 0).slots, (hand("east"), hand("east")), t=0.1, uncertain=True)
+    unsure = TopLevelReading("y", top(before, "y", 0).slots, (hand("east"), other_arm("east")), t=0.1, uncertain=True)
     feed(f, rnd, [unsure, TopLevelReading("y", unsure.slots, unsure.hands, t=0.2, uncertain=True),
                   TopLevelReading("y", unsure.slots, unsure.hands, t=0.3, uncertain=True)])
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.35), rnd)
@@ -305,3 +310,14 @@ def test_a_block_pulled_from_the_top_and_laid_back_in_its_place_is_still_a_pull_
     out = feed(f, rnd, [top(full, "y", 1.3), top(full, "y", 1.4)])
     assert [o.event for o in out] == [{"event": "pull", "level": 4, "slot": 0, "player": "Ana", "block": "red-skip"},
                                       {"event": "place", "level": 4, "slot": 0}]
+
+
+def test_one_wide_arm_seen_as_two_hands_is_no_uno():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    wide = [hand("east"), hand("east")]  # both "hands" enter at 0 degrees: one arm split in two
+    feed(f, rnd, [top(before, "y", t / 10, wide) for t in range(4)])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert [o.event["event"] for o in out] == ["pull", "place"]
