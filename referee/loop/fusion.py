@@ -391,6 +391,7 @@ class Fuser:
         # from their seat whichever end of the block they push (the loop looks for the block
         # sticking out of the tower instead, referee/loop/pulled_from.py, or asks).
         choice = choose_block(tower, slot_reading, self.config)
+        choice = self._seen_leaving_the_top(pull, tower, choice)
         puller = self._name(rnd, pull)
         context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
                    "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
@@ -415,6 +416,21 @@ class Fuser:
         released = pull.place_t if pull.place_t is not None else reading.t
         self.pull = None
         return self._pull_and_place(puller, block.name, source, (level, slot), pull.two_hand_frames, evidence, released)
+
+    def _seen_leaving_the_top(self, pull: "_Pull", tower: Tower, choice):
+        """The camera saw a block of the map's top level gone while the weight was off: if the
+        placed block is that one, it came from there (a foul by position), whatever other place
+        of the map holds the same block and would be legal."""
+        name = choice[0].name if not isinstance(choice, Question) else choice.context.get("block")
+        if name is None or not tower.top_level:
+            return choice
+        top = tower.top_level
+        gone = [s for s, n in pull.top_gone.most_common() if n >= self.config.settle_frames
+                and tower.level(top)[s] is not None and tower.level(top)[s].name == name]
+        if not gone:
+            return choice
+        note = f"seen leaving the top level (level {top}, slot {gone[0]})"
+        return Block.parse(name), (top, gone[0]), note
 
     def _doubtful_foul(self, rnd: Round, block: Block, slot_reading) -> Question | None:
         """A block that would be a foul, read less than surely, while the camera's runners-up include a

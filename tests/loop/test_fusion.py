@@ -321,3 +321,16 @@ def test_one_wide_arm_seen_as_two_hands_is_no_uno():
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     assert [o.event["event"] for o in out] == ["pull", "place"]
+
+
+def test_a_block_seen_leaving_the_top_level_came_from_there_not_from_a_legal_twin_lower_down():
+    tower = [["red-2", "blue-1", "green-1"], ["yellow-1", "blue-2", "green-2"],
+             ["red-3", "yellow-3", "blue-draw2"], ["red-2", "green-reverse", "wild"]]
+    rnd = new_round(["Ana", "Ben", "Cy"], tower)
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-2", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    feed(f, rnd, [top([None, "green-reverse", "wild"], "y", 0.5 + i / 15) for i in range(3)])  # the top's red 2 is gone
+    out = feed(f, rnd, [top(["red-2", None, None], "x", 1.3), top(["red-2", None, None], "x", 1.4)])
+    assert out[0].event == {"event": "pull", "level": 4, "slot": 0, "player": "Ana", "block": "red-2"}
+    assert "leaving the top level" in out[0].evidence["note"]
