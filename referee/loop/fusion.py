@@ -560,6 +560,8 @@ def choose_block(tower: Tower, reading, config: FusionConfig):
         where = " or ".join(f"level {lv}, slot {s}" for lv, s in tied)
         return Question(f"Which {block.spoken()} was pulled: {where}?", tuple(f"{lv}/{s}" for lv, s in tied),
                         {"block": name}, kind="which_spot")
-    if len(spots) > 1:
-        note = (note + "; " if note else "") + f"{len(spots)} places hold {name}: the others may not be pulled"
+    if len(spots) > 1:  # one place is the likelier (a legal pull); the pull's frames may still show the other
+        where = " or ".join(f"level {lv}, slot {s}" for lv, s in spots)
+        return Question(f"Which {block.spoken()} was pulled: {where}?", tuple(f"{lv}/{s}" for lv, s in spots),
+                        {"block": name, "preferred": f"{spots[0][0]}/{spots[0][1]}"}, kind="which_spot")
     return block, spots[0], note

@@ -75,6 +75,8 @@ class ObservationWriter:
             self.add("sensor", self.clock.now() if self.clock is not None else item.t, encode_sensor(item))
         elif kind == "button":
             self.add("button", self.clock.now() if self.clock is not None else item.t, item.button)
+        elif kind == "spot":
+            self.add("spot", self.clock.now() if self.clock is not None else 0.0, item)
 
     def close(self, header: dict) -> Path:
         with gzip.open(self.path, "wt", encoding="utf-8") as f:
@@ -201,9 +203,19 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
             return truth_option(question, part) or missing_events(session.round, part, names)
 
         buttons = SimpleNamespace(read=feed.read_buttons)
+        spots = [p for k, t, p in records if k == "spot"]
+
+        def spot_source(question):
+            """What the live camera saw of this pull (the frames themselves are not recorded)."""
+            for i, seen in enumerate(spots):
+                if seen["options"] == list(question.options) and seen.get("block") == question.context.get("block"):
+                    spots.pop(i)
+                    return seen["option"], dict(seen.get("evidence") or {})
+            return None, {}
+
         loop = TableLoop(session, fuser, _ReplayReader(camera), camera, SimpleNamespace(read=_no_samples), feed, clock,
                          frame_period_s=float(header["frame_period_s"]), busy_frame_period_s=float(header["busy_frame_period_s"]),
-                         buttons=buttons, on_question=answer)
+                         buttons=buttons, on_question=answer, spot_source=spot_source)
         session.start_match(names, header.get("options"))
         session.start_round(header["setup_tower"])
         result = ReplayResult(header)

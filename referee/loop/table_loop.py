@@ -97,6 +97,7 @@ class TableLoop:
         on_frame: Callable[[Any, TopLevelReading | None], None] | None = None,
         observer: Callable[[str, Any], None] | None = None,
         fallen: Any | None = None,
+        spot_source: Callable[[Question], tuple[str | None, dict]] | None = None,
     ):
         self.session = session
         self.fuser = fuser
@@ -112,6 +113,7 @@ class TableLoop:
         self.on_question = on_question
         self.on_frame = on_frame
         self.observer = observer  # sees every observation (referee.loop.recorded writes them down)
+        self.spot_source = spot_source  # replays: where the live camera saw a pulled block stick out
         self.fallen = fallen  # FallenWatch: blocks lying beside the tower (a collapse the sensors cannot call)
         self.next_frame_t = clock.now()
         self.stats = LoopStats()
@@ -235,6 +237,13 @@ class TableLoop:
         identical blocks was pulled is first looked for in the frames of the pull."""
         if self._settle_from_frames(question):
             return
+        if question.context.get("preferred") in question.options:
+            # The frames do not show it, and only one of the places is a legal pull: the referee
+            # gives the player the benefit of the doubt rather than stop the game to ask.
+            self._answer_itself(question, question.context["preferred"],
+                                {"source": "referee: the legal one of the places that hold this block",
+                                 "other_places": [o for o in question.options if o != question.context["preferred"]]})
+            return
         now = self.clock.now()
         if self._asked is not None and self._asked[0] == question.text and now - self._asked[1] < 5.0:
             return  # asked a moment ago and still waiting for the answer: not again
@@ -258,18 +267,28 @@ class TableLoop:
             return False
         lift_t = question.context.get("lift_t")
         frames = self.pull_frames.before(lift_t + 0.2 if lift_t is not None else None)
-        option, evidence = settle_which_spot(question, getattr(self.reader, "pipeline", None), self._last_image,
-                                             frames, rnd.tower.top_level)
+        if self.spot_source is not None:  # a replay: what the live camera saw
+            option, evidence = self.spot_source(question)
+        else:
+            option, evidence = settle_which_spot(question, getattr(self.reader, "pipeline", None), self._last_image,
+                                                 frames, rnd.tower.top_level)
+            if self.observer is not None:
+                self.observer("spot", {"options": list(question.options), "block": question.context.get("block"),
+                                       "option": option, "evidence": evidence})
         if option is None:
             return False
         self.pull_frames.clear()
-        for out in self.fuser.answer(question, option, rnd):
+        self._answer_itself(question, option, {"source": "camera: where the block stuck out", **evidence})
+        return True
+
+    def _answer_itself(self, question: Question, option: str, evidence: dict) -> None:
+        """The referee settles its own question (no one is asked); the evidence says how."""
+        for out in self.fuser.answer(question, option, self.session.round):
             if isinstance(out, FusedEvent):
                 out.evidence.pop("answered", None)
                 out.evidence.pop("question", None)
-                out.evidence.update({"source": "camera: where the block stuck out", **evidence})
+                out.evidence.update(evidence)
             self._submit_all([out])
-        return True
 
     def _on_answer(self, qid: str, option: str) -> list[tuple[dict, dict]]:
         """The table answered question `qid`: the events it settles (the session logs and applies
