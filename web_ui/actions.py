@@ -13,7 +13,8 @@ from referee.blocks import Color
 
 MAX_NAME = 24
 NAME_RE = re.compile(r"^[\w][\w .'\-]*$", re.UNICODE)
-ACTION_TYPES = ("wild_color", "penalty_color", "uno", "claim_no_match", "players", "answer", "undo", "event")
+ACTION_TYPES = ("wild_color", "penalty_color", "uno", "claim_no_match", "players", "answer", "undo", "event",
+                "calibration_next")
 # Events the table may enter by hand (a new round's setup comes from the referee, not the page).
 HAND_EVENTS = ("pull", "place", "wild_color", "penalty_color", "two_hands", "uno", "touch", "claim_no_match", "collapse")
 MAX_TOKEN = 64  # a question id or an answer option
@@ -48,7 +49,8 @@ def parse_action(data: Any) -> dict:
     {"action": "uno", "caller", "offender"}, {"action": "claim_no_match", "player"},
     {"action": "players", "players": [names in seat order, first builds]},
     {"action": "answer", "question": id, "option": one of the question's options},
-    {"action": "undo"} (take back the last call), {"action": "event", "event": {a referee event}}.
+    {"action": "undo"} (take back the last call), {"action": "event", "event": {a referee event}},
+    {"action": "calibration_next", "step": the open calibration instruction's key} (the table tapped "Done").
     """
     if not isinstance(data, dict):
         raise ActionError("a request must be a JSON object")
@@ -75,6 +77,8 @@ def parse_action(data: Any) -> dict:
         return {"action": "undo"}
     if kind == "event":
         return {"action": "event", "event": _hand_event(data.get("event"))}
+    if kind == "calibration_next":
+        return {"action": "calibration_next", "step": _token(data.get("step"), "the calibration instruction")}
     players = data.get("players")
     if not isinstance(players, list) or not 2 <= len(players) <= 10:
         raise ActionError("a table needs 2 to 10 players")
@@ -130,11 +134,29 @@ def check_answer(action: dict, question: dict | None, answered: bool = False) ->
         raise ActionError(f"{action['option']!r} is not one of the answers: pick one of {', '.join(map(str, labels))}")
 
 
+def check_calibration_next(action: dict, calibration: dict | None, tapped: bool = False) -> None:
+    """A "Done" must be for the calibration instruction open on the page now (the published state's
+    "calibration" key), and only once: a tap from a page that had not caught up must not skip an instruction.
+
+    `tapped`: this instruction already got its "Done"."""
+    if not isinstance(calibration, dict):
+        raise ActionError("the referee is not calibrating now: there is nothing to mark done")
+    open_one = calibration.get("instruction")
+    if not isinstance(open_one, dict):
+        raise ActionError("no instruction is waiting: the referee is measuring or has finished; wait for the next one")
+    if action["step"] != open_one.get("key"):
+        raise ActionError("that instruction is already done: the referee has moved on; follow the one on the page now")
+    if open_one.get("by") != "table":
+        raise ActionError("this instruction needs no 'Done': the twin acts it out by itself")
+    if tapped:
+        raise ActionError("this instruction was already marked done")
+
+
 def action_to_event(action: dict) -> dict | None:
     """The CONTRACT section 1 event an action stands for (None for player setup, answers and undo,
     which are not referee events themselves)."""
     kind = action["action"]
-    if kind in ("players", "answer", "undo"):
+    if kind in ("players", "answer", "undo", "calibration_next"):
         return None
     if kind == "event":
         return dict(action["event"])

@@ -140,6 +140,7 @@ function render(msg) {
   }
   renderStandings(r);
   renderQuestion(r.question, r.ok === false);
+  renderCalibration(r.calibration);
   renderCorrections(r);
   const others = S.players.filter((p) => p !== r.turn);
   fillSelect($("uno-caller"), S.players, others[0]);
@@ -186,6 +187,48 @@ function renderQuestion(q, refused) {
     });
     return b;
   }));
+}
+
+function minutes(s) {
+  return s >= 90 ? `about ${Math.round(s / 60)} min` : `about ${Math.max(0, Math.round(s))} s`;
+}
+
+// The guided calibration (stacko calibrate --page): the open instruction, a Done button, the verdicts so far.
+function renderCalibration(c) {
+  const box = $("calibration");
+  const has = !!c && typeof c === "object";
+  box.hidden = !has;
+  document.body.classList.toggle("calibrating", has);
+  if (!has) return;
+  const ins = c.instruction && typeof c.instruction === "object" ? c.instruction : null;
+  $("cal-step").textContent = c.step_no && c.steps ? `· step ${c.step_no} of ${c.steps.length}: ${c.step}` : "";
+  $("cal-left").textContent = c.finished ? "" : (c.person_s_left != null ? `· ${minutes(c.person_s_left)} left` : "");
+  const text = $("cal-instruction");
+  if (ins) text.textContent = ins.text;
+  else if (c.finished) text.textContent = c.ok ? "Calibration complete" : "Calibration stopped: see the failed step";
+  else text.textContent = (c.recent || []).slice(-1)[0] || "The referee is measuring…";
+  text.classList.toggle("idle", !ins);
+  const meta = [];
+  if (ins && ins.grams) meta.push(`${ins.grams} g`);
+  if (ins && ins.seconds) meta.push(`takes ${minutes(ins.seconds)}`);
+  if (ins && ins.by === "twin") meta.push("the twin does it by itself");
+  $("cal-meta").textContent = meta.join(" · ");
+  const done = $("cal-done");
+  const tap = !!ins && ins.by === "table";
+  done.hidden = !tap;
+  if (tap && S.calKey !== ins.key) { S.calKey = ins.key; done.disabled = false; }
+  $("cal-unlock").textContent = tap ? "Unlock with the table PIN (shown on the referee's console) to tap Done." : "";
+  $("cal-results").replaceChildren(...(c.results || []).map((res) => {
+    const li = Object.assign(document.createElement("li"), {className: "grade-" + res.grade});
+    li.append(Object.assign(document.createElement("span"), {className: "cal-grade", textContent: res.grade}),
+              Object.assign(document.createElement("span"), {textContent: res.step}));
+    const lines = Object.assign(document.createElement("ul"), {className: "cal-lines"});
+    for (const line of res.lines || []) lines.appendChild(Object.assign(document.createElement("li"), {textContent: line}));
+    li.appendChild(lines);
+    return li;
+  }));
+  $("cal-recent").replaceChildren(...(c.recent || []).slice().reverse().map((line) =>
+    Object.assign(document.createElement("li"), {textContent: line})));
 }
 
 const WHERE_OTHER = "other";
@@ -294,6 +337,14 @@ function wire() {
   $("uno").addEventListener("click", () => act({action: "uno", caller: $("uno-caller").value, offender: $("uno-offender").value}, "Uno! sent"));
   $("no-match").addEventListener("click", () => act({action: "claim_no_match", player: (S.report || {}).turn || ""}, "no match sent"));
   $("undo").addEventListener("click", () => act({action: "undo"}, "undo sent"));
+  $("cal-done").addEventListener("click", async () => {
+    const ins = ((S.report || {}).calibration || {}).instruction;
+    if (!ins) return;
+    $("cal-done").disabled = true;
+    const {res} = await post("/api/actions", {action: "calibration_next", step: ins.key});
+    if (res.ok) toast("done: the referee goes on", true);
+    else $("cal-done").disabled = false;
+  });
   $("ev-kind").addEventListener("change", fillWhere);
   $("ev-where").addEventListener("change", () => { S.otherChosen = $("ev-where").value === WHERE_OTHER; fillWhere(); });
   $("event-form").addEventListener("submit", (ev) => {
