@@ -41,8 +41,13 @@ def _start_page(args: argparse.Namespace, guide) -> object | None:
     """The status page for the page route; None (after saying why) when it cannot start."""
     from referee.loop.wiring import serve_page
 
-    server = serve_page(guide.hub, None, args.host, args.port, print)
+    try:
+        server = serve_page(guide.hub, None, args.host, args.port, lambda _: None)
+    except SystemExit:  # werkzeug exits (after saying so) when the port is taken
+        server = None
     if server is None:
+        print(f"stacko calibrate: the status page could not start on port {args.port} (is the referee running? "
+              "stop its service first, or choose another --port); nothing was calibrated.")
         return None
     guide.publish(["The referee is being calibrated."])
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "") else args.host

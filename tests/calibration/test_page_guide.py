@@ -182,3 +182,60 @@ def test_stacko_calibrate_page_prints_the_address_and_pin_and_runs_the_route(tmp
     assert code == 0, text
     assert f"http://127.0.0.1:{port}/" in text and "PIN" in text
     assert "markers: GOOD" in text and "imu: GOOD" in text and "Calibration complete" in text
+
+
+
+def test_a_taken_port_is_refused_in_words_before_anything_is_calibrated(tmp_path):
+    pytest.importorskip("hardware.sim")
+    from referee.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        out = io.StringIO()
+        with redirect_stdout(out):
+            code = main(["calibrate", "--backend", "sim", "--yes", "--page", "--host", "127.0.0.1", "--port",
+                         str(taken.getsockname()[1]), "--steps", "markers", "--calibration", str(tmp_path / "cal")])
+    assert code == 2 and "could not start on port" in out.getvalue() and "another --port" in out.getvalue()
+    assert not (tmp_path / "cal" / "tray.json").exists()
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("pathlib").Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+def test_the_table_taps_done_in_a_real_browser_and_sees_the_verdict(page):
+    from playwright.sync_api import sync_playwright
+
+    from web_ui.server import BackgroundServer
+
+    guide, _ = page
+    app = create_app(guide.hub, pin=PIN)
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+    with BackgroundServer(app) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=args, headless=True)
+        try:
+            tab = browser.new_page(viewport={"width": 1024, "height": 768})
+            guide.say("Step 2 of 2: the load cell")
+            tab.goto(server.url + "/")
+            tab.wait_for_selector("#conn.on")
+            tab.wait_for_selector("#calibration:not([hidden])")
+            assert not tab.is_visible("#cal-done"), "only the table sees Done"
+            tab.fill("#pin", PIN)
+            tab.click("#unlock button")
+            tab.wait_for_selector("body.is-table")
+            thread = start_instruction(guide)
+            tab.wait_for_function("document.getElementById('cal-instruction').textContent.includes('known weight')")
+            assert "left" in tab.text_content("#cal-left") and "500 g" in tab.text_content("#cal-meta")
+            assert not tab.is_visible(".turn-card"), "the match's cards step aside while the table calibrates"
+            tab.click("#cal-done")
+            thread.join(timeout=10)
+            assert not thread.is_alive(), "the tap on Done let the route go on"
+            tab.wait_for_selector("#cal-done", state="hidden")
+            guide.result(StepResult("loadcell", True, "good", ["one block read as 16.9 g"]))
+            tab.wait_for_selector("#cal-results li.grade-good")
+            assert "16.9 g" in tab.text_content("#cal-results")
+        finally:
+            browser.close()
