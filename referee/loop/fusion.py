@@ -251,10 +251,10 @@ class Fuser:
         return []
 
     def _note_top_gone(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> None:
-        """After the lift, a block the map has on top that the camera surely sees missing."""
+        """After the lift, a block the map has on top that the camera surely sees missing, no hand over it."""
         top = rnd.tower.top_level
-        if pull.lift_t is None or reading.uncertain or not top or reading.orientation != Tower.orientation(top):
-            return
+        if pull.lift_t is None or reading.uncertain or reading.hands or not top or reading.orientation != Tower.orientation(top):
+            return  # a hand over the top may hide a block: only hand-free frames count
         have = rnd.tower.level(top)
         for i in range(3):
             if have[i] is not None and not reading.slots[i].occupied:
