@@ -532,15 +532,17 @@ class _Pacer:
             time.sleep(ahead)
 
 
-def release_latencies(truth: list[dict], timeline: list[tuple[str, float, float]]) -> list[float]:
-    """For each block the twin's hand let go of, how long until the referee announced the place."""
+def release_latencies(truth: list[dict], timeline: list[tuple[str, float, float]], early_s: float = 1.0) -> list[float]:
+    """For each block the twin's hand let go of, how long until the referee announced the place
+    (seconds, simulated time). The referee may call the place while the hand is still letting go,
+    a little before the twin's release moment: those count as negative, not as the next turn's."""
     releases = [e["t"] for e in truth if e["type"] == "place"]
     places = [t for kind, t, _ in timeline if kind == "place"]
     out = []
     for r in releases:
-        later = [p for p in places if p >= r]
+        later = [p for p in places if p >= r - early_s]
         if later and later[0] - r < 10.0:
-            out.append(later[0] - r)
+            out.append(round(later[0] - r, 4))
             places.remove(later[0])
     return out
 

@@ -215,15 +215,23 @@ class Fuser:
                 pull.two_hand_frames += 1  # two hands at the tower while the block comes out
             pull.last_hand_t = reading.t
             self._note_top_gone(pull, reading, rnd)
-            if pulling or reading.uncertain:
+            if pulling:
                 pull.stable = 0
                 return []
             # The block is out and a hand is over the top: it may be letting go of it. A new block
             # read surely, in the same place on consecutive frames, is the place (the referee need
             # not wait for the hand to withdraw; the weight settling comes later and only confirms).
             return self._settle(pull, reading, rnd, self.config.place_under_hand_confidence)
-        if reading.uncertain:
+        if reading.uncertain and self.pull is None:
             return []
+        if reading.uncertain:
+            # Some slot is read weakly (often an old block), but the new block may be clear: the
+            # place counts when that block is read surely, as under a withdrawing hand. A new block
+            # that stays doubtful while the top holds still is put to the table (not left unsaid).
+            out = self._settle(self.pull, reading, rnd, self.config.place_under_hand_confidence)
+            if out or self.pull is None or self.pull.stable < 2 * self.config.settle_frames:
+                return out
+            return self._ask_which_block(self.pull, reading, rnd)
         if self.pull is None:
             if placed_slot(rnd.tower, reading) is None:
                 return []
@@ -416,6 +424,27 @@ class Fuser:
         released = pull.place_t if pull.place_t is not None else reading.t
         self.pull = None
         return self._pull_and_place(puller, block.name, source, (level, slot), pull.two_hand_frames, evidence, released)
+
+    def _ask_which_block(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
+        """A new block on top, read steadily but doubtfully: ask which it is, among the camera's
+        readings of it that the map holds."""
+        placed = placed_slot(rnd.tower, reading)
+        if placed is None or pull.lift_t is None:
+            return []
+        level, slot = placed
+        sr = reading.slots[slot]
+        in_map = {b.name for b in rnd.tower.blocks()}
+        names = [n for n in ([sr.block.name] if sr.block else []) + [c for c, _ in sr.candidates] if n in in_map]
+        options = tuple(dict.fromkeys(names))[:4]
+        if not options:
+            return []
+        self.questions_asked += 1
+        self.pull = None
+        self.hands_leaving = bool(reading.hands)
+        spoken = " or ".join(Block.parse(n).spoken() for n in options)
+        context = {"level": level, "slot": slot, "player": self._name(rnd, pull), "frame": reading.frame_seq,
+                   "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
+        return [Question(f"Is the block placed on top {spoken}?", options, context, kind="which_block")]
 
     def _seen_leaving_the_top(self, pull: "_Pull", tower: Tower, choice):
         """The camera saw a block of the map's top level gone while the weight was off: if the

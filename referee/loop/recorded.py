@@ -174,6 +174,7 @@ class ReplayResult:
     loser: str | None = None
     fouls: list[dict] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
+    release_latency_s: list[float] = field(default_factory=list)  # the twin's release -> the referee's place
 
 
 def replay_recording(path: str | Path, fusion_settings: str | Path | None = None) -> ReplayResult:
@@ -247,6 +248,9 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
         turns = [{"pull": None, "events": truth[a:b]} for a, b in header["turn_spans"]]
         result.checks = compare_with_truth(store, session.match_id, turns, names)
         result.events = [e.event for e in store.iter_events(session.match_id)]
+        from referee.loop.demo import release_latencies
+
+        result.release_latency_s = release_latencies(truth, session.stats.timeline)
         store.close()
     return result
 

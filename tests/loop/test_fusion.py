@@ -334,3 +334,17 @@ def test_a_block_seen_leaving_the_top_level_came_from_there_not_from_a_legal_twi
     out = feed(f, rnd, [top(["red-2", None, None], "x", 1.3), top(["red-2", None, None], "x", 1.4)])
     assert out[0].event == {"event": "pull", "level": 4, "slot": 0, "player": "Ana", "block": "red-2"}
     assert "leaving the top level" in out[0].evidence["note"]
+
+
+def test_a_new_block_that_stays_doubtful_on_a_still_top_is_put_to_the_table():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    doubtful = SlotReading(Block.parse("red-3"), 0.6, (("red-2", 0.3),))
+    still = [TopLevelReading("x", (SlotReading(None, 0.9), doubtful, SlotReading(None, 0.9)), (), t=1.0 + i / 15, uncertain=True)
+             for i in range(4)]
+    out = feed(f, rnd, still)
+    assert len(out) == 1 and isinstance(out[0], Question) and out[0].options == ("red-3", "red-2")
+    events = f.answer(out[0], "red-2", rnd)
+    assert [e.event["event"] for e in events] == ["pull", "place"] and events[0].event["block"] == "red-2"
