@@ -41,6 +41,7 @@ class FusionConfig:
     ask_below: float = 0.25          # ... and asked about when even the map cannot settle it
     two_hands_frames: int = 3        # frames showing two hands at the tower during a pull to call "Uno!"
     two_hands_after_lift_s: float = 0.3  # two hands count until this long after the block came out
+    withdraw_s: float = 0.8          # hands seen this soon after a place was called are that player's, withdrawing
     two_hands_apart_deg: float = 20.0  # ... and only arms entering this far apart (one wide arm is not two hands)
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
@@ -181,6 +182,7 @@ class Fuser:
         # tower for a moment: it is not the next pull's hand, nor a second hand.
         self.hands_leaving = False
         self.clear_since: float | None = None
+        self.place_called_t: float | None = None
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
@@ -201,10 +203,12 @@ class Fuser:
                     return out
             else:
                 self.vanished = 0
-        if self.hands_leaving:
+        withdrawing = self.place_called_t is not None and reading.t - self.place_called_t < self.config.withdraw_s
+        if self.hands_leaving or withdrawing:
             if reading.hands:
                 return []  # the last player's hand withdrawing
-            self.hands_leaving, self.clear_since = False, reading.t
+            if self.hands_leaving:
+                self.hands_leaving, self.clear_since = False, reading.t
         if reading.hands:  # a hand over the tower may hide or hold a block: wait until it has gone
             pull = self.pull or self._start(None)
             for seat in (self.seating.seat_of(h) for h in reading.hands):
@@ -342,7 +346,8 @@ class Fuser:
             pull = self.pull or self._start(event.t)
             pull.lift_t = event.t
             for r in self.recent:  # the hands that reached in before the weight left (since the last hand left)
-                fresh = self.clear_since is None or r.t >= self.clear_since
+                fresh = (self.clear_since is None or r.t >= self.clear_since) and \
+                    (self.place_called_t is None or r.t >= self.place_called_t + self.config.withdraw_s)
                 if r.hands and fresh and (pull.last_hand_t is None or r.t < pull.last_hand_t):
                     for seat in (self.seating.seat_of(h) for h in r.hands):
                         if seat is not None:
@@ -404,6 +409,7 @@ class Fuser:
         context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
                    "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
         self.hands_leaving = bool(reading.hands)
+        self.place_called_t = reading.t
         if isinstance(choice, Question):
             self.questions_asked += 1
             self.pull = None
@@ -441,6 +447,7 @@ class Fuser:
         self.questions_asked += 1
         self.pull = None
         self.hands_leaving = bool(reading.hands)
+        self.place_called_t = reading.t
         spoken = " or ".join(Block.parse(n).spoken() for n in options)
         context = {"level": level, "slot": slot, "player": self._name(rnd, pull), "frame": reading.frame_seq,
                    "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
