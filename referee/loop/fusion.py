@@ -298,6 +298,9 @@ class Fuser:
         pull.last_names = names
         if pull.stable < self.config.settle_frames:
             return []
+        in_hand = pull.lift_t is not None and pull.place_t is None
+        if in_hand and (min_conf > 0 or pull.stable < 2 * self.config.settle_frames):
+            return []  # the block may still be held just above the top: wait for its weight (or a longer still top)
         if min_conf > 0:
             placed = placed_slot(rnd.tower, reading)
             if placed is None or reading.slots[placed[1]].confidence < min_conf:

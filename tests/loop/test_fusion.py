@@ -36,6 +36,12 @@ def other_arm(side):
     return HandReading(side, (0.0, 0.0), 0.9, entry_deg=(ENTRY[side] - 35.0) % 360)
 
 
+def lift_and_weight_back(fuser, rnd, lift_t, place_t=None):
+    """The load cell: a block's weight leaves the tray, then comes back as it is laid on top."""
+    fuser.on_sensor(SensorEvent(SensorEventKind.LIFT, lift_t), rnd)
+    fuser.on_sensor(SensorEvent(SensorEventKind.PLACE, place_t if place_t is not None else lift_t + 0.6), rnd)
+
+
 def feed(fuser, rnd, frames):
     out = []
     for f in frames:
@@ -69,7 +75,7 @@ def test_two_of_the_pullers_hands_over_the_tower_call_two_hands_after_the_pull()
     before = ["red-skip", "green-reverse", "wild"]
     two = [hand("east"), other_arm("east")]
     feed(f, rnd, [top(before, "y", t / 10, two) for t in range(3)])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     kinds = [o.event["event"] for o in out]
     assert kinds == ["pull", "two_hands", "place"]
@@ -88,7 +94,7 @@ def test_a_misread_block_is_corrected_by_the_map():
     f = Fuser(SEATS)
     slots = (SlotReading(None, 0.9), SlotReading(Block.parse("yellow-4"), 0.5, (("yellow-3", 0.4),)), SlotReading(None, 0.9))
     reading = lambda t: TopLevelReading("x", slots, (), t=t)
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [reading(1.0), reading(1.1)])
     assert out[0].event["block"] == "yellow-3"
     assert "map holds none" in out[0].evidence["note"]
@@ -98,7 +104,7 @@ def test_a_reading_the_map_cannot_settle_is_asked_not_guessed():
     rnd = rnd3()
     f = Fuser(SEATS, FusionConfig(ask_below=0.3))
     slots = (SlotReading(None, 0.9), SlotReading(Block.parse("yellow-3"), 0.1), SlotReading(None, 0.9))
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [TopLevelReading("x", slots, (), t=1.0), TopLevelReading("x", slots, (), t=1.1)])
     assert len(out) == 1 and isinstance(out[0], Question)
 
@@ -153,7 +159,7 @@ def test_a_fingertip_on_some_side_is_no_evidence_of_whose_hand_it_is():
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
     feed(f, rnd, [top(before, "y", 0.0, [hand("south", arm_seen=False)])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     assert out[0].event["player"] == "Ana"
 
@@ -163,7 +169,7 @@ def test_an_arm_from_another_seat_is_an_out_of_turn_pull():
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
     feed(f, rnd, [top(before, "y", 0.0, [hand("south")])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     assert out[0].event["player"] == "Cy"
 
@@ -181,7 +187,7 @@ def test_a_block_the_map_holds_twice_is_asked_about_whichever_side_the_hand_was_
     landed = [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)]
     f = Fuser(SEATS)
     feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("north", arm_seen=False)])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, landed)
     assert isinstance(out[0], Question) and out[0].options == ("1/0", "2/1")
 
@@ -191,7 +197,7 @@ def test_the_place_is_called_as_the_hand_lets_go_not_when_it_has_withdrawn():
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
     feed(f, rnd, [top(before, "y", 0.0, [hand("east")])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     still_holding = [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")]) for i in range(2)]
     out = feed(f, rnd, still_holding)
     assert [o.event["event"] for o in out] == ["pull", "place"]
@@ -201,7 +207,7 @@ def test_a_doubtful_block_under_a_hand_waits_for_the_hand_to_go():
     rnd = rnd3()
     f = Fuser(SEATS)
     feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     half_hidden = [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")], conf=0.5) for i in range(3)]
     assert feed(f, rnd, half_hidden) == []
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.3)])
@@ -215,7 +221,7 @@ def test_while_the_block_comes_out_nothing_on_top_is_judged_and_uncertain_frames
     unsure = TopLevelReading("y", top(before, "y", 0).slots, (hand("east"), other_arm("east")), t=0.1, uncertain=True)
     feed(f, rnd, [unsure, TopLevelReading("y", unsure.slots, unsure.hands, t=0.2, uncertain=True),
                   TopLevelReading("y", unsure.slots, unsure.hands, t=0.3, uncertain=True)])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.35), rnd)
+    lift_and_weight_back(f, rnd, 0.35)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     assert [o.event["event"] for o in out] == ["pull", "two_hands", "place"]
 
@@ -223,7 +229,7 @@ def test_while_the_block_comes_out_nothing_on_top_is_judged_and_uncertain_frames
 def test_the_table_answers_which_of_two_identical_blocks_was_pulled():
     rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
     f = Fuser(SEATS)
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     (question,) = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     assert question.kind == "which_spot"
     out = f.answer(question, "2/1", rnd)
@@ -259,14 +265,14 @@ def test_a_doubtful_reading_that_would_be_a_foul_is_put_to_the_table_before_blam
     doubtful = SlotReading(Block.parse("green-1"), 0.6, (("red-1", 0.3),))
     reading = lambda t: TopLevelReading("x", (SlotReading(Block.parse("red-3"), 0.95), doubtful, SlotReading(None, 0.9)), (), t=t)
     f = Fuser(SEATS)
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 2.0), rnd)
+    lift_and_weight_back(f, rnd, 2.0)
     (question,) = feed(f, rnd, [reading(3.0), reading(3.1)])
     assert question.options == ("green-1", "red-1")
     out = f.answer(question, "red-1", rnd)
     assert out[0].event["block"] == "red-1" and out[0].event["player"] == "Ben"
     sure = SlotReading(Block.parse("green-1"), 0.95, (("red-1", 0.03),))
     f = Fuser(SEATS)
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 2.0), rnd)
+    lift_and_weight_back(f, rnd, 2.0)
     out = feed(f, rnd, [TopLevelReading("x", (SlotReading(Block.parse("red-3"), 0.95), sure, SlotReading(None, 0.9)), (), t=t) for t in (3.0, 3.1)])
     assert out[0].event["block"] == "green-1"  # read surely: the foul is called
 
@@ -284,7 +290,7 @@ def test_the_hand_letting_go_is_not_the_next_players_hand_nor_their_second_hand(
     f = Fuser(SEATS)
     before = ["red-skip", "green-reverse", "wild"]
     feed(f, rnd, [top(before, "y", 0.0, [hand("east")])])  # Ana reaches in
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.2), rnd)
+    lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")]) for i in range(2)])
     for o in out:
         rnd = rnd.apply(parse_event(o.event))
@@ -292,7 +298,7 @@ def test_the_hand_letting_go_is_not_the_next_players_hand_nor_their_second_hand(
     # Ana's hand lingers while Ben's comes in; then Ana's leaves; Ben pulls
     feed(f, rnd, [top([None, "red-2", None], "x", 1.2 + i / 15, [hand("east"), hand("north")]) for i in range(4)])
     feed(f, rnd, [top([None, "red-2", None], "x", 1.5), top([None, "red-2", None], "x", 1.6, [hand("north")])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 1.8), rnd)
+    lift_and_weight_back(f, rnd, 1.8)
     out = feed(f, rnd, [top([None, "red-2", "blue-1"], "x", 2.5 + i / 15) for i in range(2)])
     assert [o.event["event"] for o in out] == ["pull", "place"]
     assert out[0].event["player"] == "Ben"
@@ -318,7 +324,7 @@ def test_one_wide_arm_seen_as_two_hands_is_no_uno():
     before = ["red-skip", "green-reverse", "wild"]
     wide = [hand("east"), hand("east")]  # both "hands" enter at 0 degrees: one arm split in two
     feed(f, rnd, [top(before, "y", t / 10, wide) for t in range(4)])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    lift_and_weight_back(f, rnd, 0.3)
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
     assert [o.event["event"] for o in out] == ["pull", "place"]
 
@@ -329,7 +335,7 @@ def test_a_block_seen_leaving_the_top_level_came_from_there_not_from_a_legal_twi
     rnd = new_round(["Ana", "Ben", "Cy"], tower)
     f = Fuser(SEATS)
     feed(f, rnd, [top(["red-2", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    lift_and_weight_back(f, rnd, 0.3)
     feed(f, rnd, [top([None, "green-reverse", "wild"], "y", 0.5 + i / 15) for i in range(3)])  # the top's red 2 is gone
     out = feed(f, rnd, [top(["red-2", None, None], "x", 1.3), top(["red-2", None, None], "x", 1.4)])
     assert out[0].event == {"event": "pull", "level": 4, "slot": 0, "player": "Ana", "block": "red-2"}
@@ -340,7 +346,7 @@ def test_a_new_block_that_stays_doubtful_on_a_still_top_is_put_to_the_table():
     rnd = rnd3()
     f = Fuser(SEATS)
     feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
-    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    lift_and_weight_back(f, rnd, 0.3)
     doubtful = SlotReading(Block.parse("red-3"), 0.6, (("red-2", 0.3),))
     still = [TopLevelReading("x", (SlotReading(None, 0.9), doubtful, SlotReading(None, 0.9)), (), t=1.0 + i / 15, uncertain=True)
              for i in range(4)]
@@ -348,3 +354,15 @@ def test_a_new_block_that_stays_doubtful_on_a_still_top_is_put_to_the_table():
     assert len(out) == 1 and isinstance(out[0], Question) and out[0].options == ("red-3", "red-2")
     events = f.answer(out[0], "red-2", rnd)
     assert [e.event["event"] for e in events] == ["pull", "place"] and events[0].event["block"] == "red-2"
+
+
+def test_a_block_still_carried_over_the_top_is_no_place_until_its_weight_is_back():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    carried = [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")]) for i in range(4)]
+    assert feed(f, rnd, carried) == []
+    f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.3), rnd)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.35 + i / 15, [hand("east")]) for i in range(2)])
+    assert [o.event["event"] for o in out] == ["pull", "place"] and out[-1].released_at == 1.3

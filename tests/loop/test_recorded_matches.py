@@ -1,0 +1,118 @@
+"""End to end on recorded twin matches: what the referee calls against what really happened.
+
+Each file in tests/loop/recorded/ is a whole twin match (`stacko demo --record`, seeds and skills
+in its header): every reading of the camera pipeline and every sensor event as the live referee
+got them, the players' checks, and the twin's ground truth. Replaying them runs the real match loop
+(fusion, session, engine) in a few seconds each, so the suite checks the referee's calls on many
+matches without MuJoCo.
+
+Issue #6 asks for every turn to equal the truth; the referee is not there yet (it misses or
+misplaces about 3 turns in 100, see the closing notes), so these tests hold it to what it does
+now and to what it must never do: call a foul that did not happen (a "two hands" penalty, a
+collapse after a knock), or do worse than the live match did. Remake them (after a large change to the fusion: the readings were taken with
+the live referee's map as the height hint) with
+`stacko bench match --matches 21 --seed 101 --players 3 --max-turns 8 --skill mixed --workers 2 --record tests/loop/recorded`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from referee.loop.recorded import read_recording, replay_recording
+
+RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.jsonl.gz"))
+
+
+@lru_cache(maxsize=None)
+def replayed(path: Path):
+    return replay_recording(path)
+
+
+def all_checks():
+    return [c for p in RECORDED for c in replayed(p).checks]
+
+
+def test_there_are_at_least_twenty_recorded_matches():
+    assert len(RECORDED) >= 20
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)
+def test_replaying_a_match_calls_at_least_as_many_turns_right_as_the_live_referee(path):
+    header, _ = read_recording(path)
+    assert sum(c.agree for c in replayed(path).checks) >= header["live"]["agree"]
+
+
+def test_the_turns_the_referee_calls_on_its_own_are_right_at_least_98_times_in_100():
+    seen = [c for c in all_checks() if c.how == "seen"]
+    assert len(seen) >= 100
+    assert sum(c.agree for c in seen) >= 0.98 * len(seen)
+
+
+def test_at_least_95_turns_in_100_end_up_logged_as_they_happened():
+    """Seen, asked on the page, or told by a player: the log says what happened."""
+    checks = all_checks()
+    assert sum(c.agree for c in checks) >= 0.95 * len(checks)
+
+
+def _truth_of(path):
+    header, records = read_recording(path)
+    return header, records, header["truth"], header["players"]
+
+
+def test_nobody_is_penalised_for_two_hands_they_did_not_use():
+    for path in RECORDED:
+        _, _, truth, names = _truth_of(path)
+        used = {names[t["seat"]] for t in truth if t["type"] == "two_hands"}
+        called = {e.get("player") for e in replayed(path).events if e["event"] == "two_hands"}
+        assert called <= used, path.stem
+
+
+def test_most_players_who_use_two_hands_get_the_penalty():
+    used = hit = 0
+    for path in RECORDED:
+        _, _, truth, names = _truth_of(path)
+        events = replayed(path).events
+        for t in (t for t in truth if t["type"] == "two_hands"):
+            used += 1
+            hit += any(e["event"] == "two_hands" and e.get("player") == names[t["seat"]] for e in events)
+    assert used >= 5, "too few recorded two-hand pulls to judge"
+    assert hit >= 0.5 * used
+
+
+def _expected_loser(records, truth, names, t_collapse):
+    """RULES.md 8: the player touching the tower when it fell, else the last one who touched it
+    (a player whose turn had begun is at the tower: the twin's pulls start with the turn)."""
+    turns = [(t, p["seat"]) for kind, t, p in records if kind == "turn" and t <= t_collapse]
+    touches = [e for e in truth if e["t"] <= t_collapse and e["type"] in ("pull", "place", "touch", "two_hands", "push")]
+    if turns and (not touches or turns[-1][0] > touches[-1]["t"]):
+        return names[turns[-1][1]]
+    return names[touches[-1]["seat"]] if touches else None
+
+
+def test_every_collapse_ends_the_round_and_most_are_blamed_on_the_player_at_the_tower():
+    collapses = right = 0
+    for path in RECORDED:
+        _, records, truth, names = _truth_of(path)
+        collapse = next((e for e in truth if e["type"] == "collapse"), None)
+        if collapse is None:
+            continue
+        collapses += 1
+        result = replayed(path)
+        assert result.loser is not None, path.stem
+        right += result.loser == _expected_loser(records, truth, names, collapse["t"])
+    assert collapses >= 4, "too few recorded collapses to judge"
+    assert right >= 0.6 * collapses
+
+
+def test_a_knock_on_the_table_is_not_a_collapse():
+    knocks = 0
+    for path in RECORDED:
+        _, _, truth, _ = _truth_of(path)
+        if any(e["type"] == "collapse" for e in truth):
+            continue
+        knocks += sum(e["type"] == "knock" for e in truth)
+        assert not any(e["event"] == "collapse" for e in replayed(path).events), path.stem
+    assert knocks > 0, "no recorded match without a collapse has a knock"
