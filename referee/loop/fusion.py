@@ -21,10 +21,8 @@ from typing import Any, Union
 
 from referee.blocks import Block
 from referee.engine import Round
-from referee.observations import HandReading, SensorEvent, SensorEventKind, TopLevelReading
+from referee.observations import HandReading, SensorEvent, SensorEventKind, SlotReading, TopLevelReading
 from referee.tower import Tower
-
-SIDE_ANGLES = {"east": 0.0, "north": 90.0, "west": 180.0, "south": 270.0}
 
 
 class FusionConfigError(ValueError):
@@ -174,7 +172,6 @@ class Fuser:
         self.config = config
         self.recent: list[TopLevelReading] = []  # frames of the last pull window
         self.pull: _Pull | None = None
-        self.questions_asked = 0
         self.vanished = 0
         self.last_impact_t: float | None = None
         self.collapsed = False
@@ -250,9 +247,8 @@ class Fuser:
         out = self._put_back_on_top(pull, reading, rnd)
         if out:
             return out
-        waited_from = pull.place_t if pull.place_t is not None else None
+        waited_from = pull.place_t
         if waited_from is not None and reading.t - waited_from > self.config.place_timeout_s:
-            self.questions_asked += 1
             self.pull = None
             return [Question("The referee did not see where the block went: please show where it was placed.",
                              place_choices(rnd.tower),
@@ -414,13 +410,11 @@ class Fuser:
         self.hands_leaving = bool(reading.hands)
         self.place_called_t = reading.t
         if isinstance(choice, Question):
-            self.questions_asked += 1
             self.pull = None
             return [Question(choice.text, choice.options, {**choice.context, **context}, choice.kind)]
         block, source, note = choice
         doubt = self._doubtful_foul(rnd, block, slot_reading)
         if doubt is not None:
-            self.questions_asked += 1
             self.pull = None
             return [Question(doubt.text, doubt.options, context, doubt.kind)]
         evidence = {
@@ -447,7 +441,6 @@ class Fuser:
         options = tuple(dict.fromkeys(names))[:4]
         if not options:
             return []
-        self.questions_asked += 1
         self.pull = None
         self.hands_leaving = bool(reading.hands)
         self.place_called_t = reading.t
@@ -515,16 +508,12 @@ class Fuser:
         if question.kind == "where_placed":
             level, slot = (int(v) for v in option.split("/"))
             names = sorted({b.name for lv, s, b in tower.positions() if lv < tower.top_level or tower.is_available(lv, s)})
-            self.questions_asked += 1
             return [Question(f"Which block was placed on level {level}, slot {slot}?", tuple(names),
                              {**ctx, "level": level, "slot": slot}, kind="which_block")]
         spot = (int(ctx["level"]), int(ctx["slot"]))
         if question.kind == "which_block":
-            from referee.observations import SlotReading
-
             choice = choose_block(tower, SlotReading(Block.parse(option), 1.0), self.config)
             if isinstance(choice, Question):
-                self.questions_asked += 1
                 return [Question(choice.text, choice.options, {**ctx, **choice.context}, choice.kind)]
             block, source, note = choice
             return self._pull_and_place(ctx.get("player"), block.name, source, spot, two, {**evidence, "note": note}, released)
