@@ -268,6 +268,14 @@ class Fuser:
             if have[i] is not None and not reading.slots[i].occupied:
                 pull.top_gone[i] += 1
 
+    def _vacated(self, pull: "_Pull", tower: Tower, reading: TopLevelReading) -> frozenset[int]:
+        """Top-level slots seen emptied after the lift on enough hand-free frames, and still empty:
+        the pulled block came from there (it may be laid elsewhere on the same level)."""
+        if not tower.top_level or reading.orientation != Tower.orientation(tower.top_level):
+            return frozenset()
+        return frozenset(i for i, n in pull.top_gone.items()
+                         if n >= self.config.settle_frames and not reading.slots[i].occupied)
+
     def _put_back_on_top(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
         """A block pulled from the top level itself and laid back in its place: the top looks as
         before, but the camera saw that block gone while the weight was off."""
@@ -298,7 +306,7 @@ class Fuser:
         if in_hand and (min_conf > 0 or pull.stable < 2 * self.config.settle_frames):
             return []  # the block may still be held just above the top: wait for its weight (or a longer still top)
         if min_conf > 0:
-            placed = placed_slot(rnd.tower, reading)
+            placed = placed_slot(rnd.tower, reading, self._vacated(pull, rnd.tower, reading))
             if placed is None or reading.slots[placed[1]].confidence < min_conf:
                 return []
         return self._try_place(pull, reading, rnd)
@@ -394,7 +402,7 @@ class Fuser:
 
     def _try_place(self, pull: _Pull, reading: TopLevelReading, rnd: Round) -> list[Output]:
         tower = rnd.tower
-        placed = placed_slot(tower, reading)
+        placed = placed_slot(tower, reading, self._vacated(pull, tower, reading))
         if placed is None:
             return []  # the top looks as the map says: nothing placed yet
         level, slot = placed
@@ -431,7 +439,7 @@ class Fuser:
     def _ask_which_block(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
         """A new block on top, read steadily but doubtfully: ask which it is, among the camera's
         readings of it that the map holds."""
-        placed = placed_slot(rnd.tower, reading)
+        placed = placed_slot(rnd.tower, reading, self._vacated(pull, rnd.tower, reading))
         if placed is None or pull.lift_t is None:
             return []
         level, slot = placed
@@ -522,14 +530,19 @@ class Fuser:
             return self._pull_and_place(ctx.get("player"), ctx["block"], (level, slot), spot, two, evidence, released)
         raise ValueError(f"unknown question kind {question.kind!r}")
 
-def placed_slot(tower: Tower, reading: TopLevelReading) -> tuple[int, int] | None:
-    """Where a new block appeared on top, comparing the camera's top level with the map's."""
+def placed_slot(tower: Tower, reading: TopLevelReading, vacated: frozenset[int] = frozenset()) -> tuple[int, int] | None:
+    """Where a new block appeared on top, comparing the camera's top level with the map's.
+
+    `vacated`: slots of the map's top level the camera saw emptied during this pull (a block
+    pulled from the top level itself); they count as free, so a block moved within the top level
+    is found where it was laid.
+    """
     top = tower.top_level
     if reading.orientation is None:
         return None
     occupied = [i for i, s in enumerate(reading.slots) if s.occupied]
     if reading.orientation == Tower.orientation(top):
-        have = tower.level(top)
+        have = [None if i in vacated else b for i, b in enumerate(tower.level(top))]
         known = [i for i in range(3) if have[i] is not None]
         if any(not reading.slots[i].occupied for i in known):
             return None  # the camera misses a block the map knows is there: not a reading to act on

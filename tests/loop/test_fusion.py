@@ -342,6 +342,22 @@ def test_a_block_seen_leaving_the_top_level_came_from_there_not_from_a_legal_twi
     assert "leaving the top level" in out[0].evidence["note"]
 
 
+def test_a_block_moved_within_the_incomplete_top_level_is_a_foul_pull_from_there():
+    """Seed 109: a careless player took a block from the incomplete top level and laid it in that
+    level's free slot. The camera saw its slot emptied, then the block in the other slot."""
+    tower = TOWER + [["green-1", "green-skip", None]]  # level 5 ("x") is the incomplete top
+    rnd = new_round(["Ana", "Ben", "Cy"], tower)
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["green-1", "green-skip", None], "x", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    feed(f, rnd, [top([None, "green-skip", None], "x", 0.5 + i / 15) for i in range(3)])  # its slot seen empty
+    f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.2), rnd)
+    moved = [None, "green-skip", "green-1"]
+    out = feed(f, rnd, [top(moved, "x", 1.3), top(moved, "x", 1.4)])
+    assert [o.event for o in out] == [{"event": "pull", "level": 5, "slot": 0, "player": "Ana", "block": "green-1"},
+                                      {"event": "place", "level": 5, "slot": 2}]
+
+
 def test_a_new_block_that_stays_doubtful_on_a_still_top_is_put_to_the_table():
     rnd = rnd3()
     f = Fuser(SEATS)
