@@ -35,8 +35,7 @@ class FusionConfig:
 
     pull_window_s: float = 2.5       # hands seen this long before a lift are the puller's
     settle_frames: int = 2           # hand-free frames that must agree on the top level after a place
-    min_confidence: float = 0.55     # a block reading below this is checked against the map first
-    ask_below: float = 0.25          # ... and asked about when even the map cannot settle it
+    ask_below: float = 0.25          # a block reading below this is asked about when even the map cannot settle it
     two_hands_frames: int = 3        # frames showing two hands at the tower during a pull to call "Uno!"
     two_hands_after_lift_s: float = 0.3  # two hands count until this long after the block came out
     withdraw_s: float = 0.8          # hands seen this soon after a place was called are that player's, withdrawing
@@ -46,6 +45,8 @@ class FusionConfig:
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
     place_under_hand_confidence: float = 0.75  # a new block read this surely counts while the hand withdraws
     fallen_in_hand_confidence: float = 0.6  # while a block is in hand, a "fallen block" must be this sure (it may be that block)
+    faint_slot_below: float = 0.25   # one block is laid at a time: beside one new block read surely, another
+                                     # "new" slot read below this is a misreading, not a second block
     foul_confidence: float = 0.9     # a reading that would mean a foul counts alone only this sure; below, a
                                      # legal block among the camera's candidates is put to the table first
 
@@ -232,7 +233,7 @@ class Fuser:
             out = self._settle(self.pull, reading, rnd, self.config.place_under_hand_confidence)
             if out or self.pull is None or self.pull.stable < 2 * self.config.settle_frames:
                 return out
-            return self._ask_which_block(self.pull, reading, rnd)
+            return self._ask_which_block(self.pull, reading, rnd) or self._place_unseen(self.pull, reading, rnd)
         if self.pull is None:
             if placed_slot(rnd.tower, reading) is None:
                 return []
@@ -247,16 +248,22 @@ class Fuser:
         out = self._put_back_on_top(pull, reading, rnd)
         if out:
             return out
-        waited_from = pull.place_t
-        if waited_from is not None and reading.t - waited_from > self.config.place_timeout_s:
-            self.pull = None
-            return [Question("The referee did not see where the block went: please show where it was placed.",
-                             place_choices(rnd.tower),
-                             {"player": self._name(rnd, pull), "two_hand_frames": pull.two_hand_frames,
-                              "lift_t": pull.lift_t, "place_t": pull.place_t}, kind="where_placed")]
+        out = self._place_unseen(pull, reading, rnd)
+        if out:
+            return out
         if pull.lift_t is None and pull.place_t is None:
             self.pull = None  # hands came and went, nothing left the tray: a touch at most
         return []
+
+    def _place_unseen(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
+        """The weight came back long ago but the camera cannot say where the block went: ask."""
+        if pull.place_t is None or reading.t - pull.place_t <= self.config.place_timeout_s:
+            return []
+        self.pull = None
+        return [Question("The referee did not see where the block went: please show where it was placed.",
+                         place_choices(rnd.tower),
+                         {"player": self._name(rnd, pull), "two_hand_frames": pull.two_hand_frames,
+                          "lift_t": pull.lift_t, "place_t": pull.place_t}, kind="where_placed")]
 
     def _note_top_gone(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> None:
         """After the lift, a block the map has on top that the camera surely sees missing, no hand over it."""
@@ -267,6 +274,10 @@ class Fuser:
         for i in range(3):
             if have[i] is not None and not reading.slots[i].occupied:
                 pull.top_gone[i] += 1
+
+    def _placed(self, pull: "_Pull", tower: Tower, reading: TopLevelReading) -> tuple[int, int] | None:
+        """Where this pull's block was laid, as the camera shows the top now."""
+        return placed_slot(tower, reading, self._vacated(pull, tower, reading), self.config.faint_slot_below)
 
     def _vacated(self, pull: "_Pull", tower: Tower, reading: TopLevelReading) -> frozenset[int]:
         """Top-level slots seen emptied after the lift on enough hand-free frames, and still empty:
@@ -306,7 +317,7 @@ class Fuser:
         if in_hand and (min_conf > 0 or pull.stable < 2 * self.config.settle_frames):
             return []  # the block may still be held just above the top: wait for its weight (or a longer still top)
         if min_conf > 0:
-            placed = placed_slot(rnd.tower, reading, self._vacated(pull, rnd.tower, reading))
+            placed = self._placed(pull, rnd.tower, reading)
             if placed is None or reading.slots[placed[1]].confidence < min_conf:
                 return []
         return self._try_place(pull, reading, rnd)
@@ -402,7 +413,7 @@ class Fuser:
 
     def _try_place(self, pull: _Pull, reading: TopLevelReading, rnd: Round) -> list[Output]:
         tower = rnd.tower
-        placed = placed_slot(tower, reading, self._vacated(pull, tower, reading))
+        placed = self._placed(pull, tower, reading)
         if placed is None:
             return []  # the top looks as the map says: nothing placed yet
         level, slot = placed
@@ -439,7 +450,7 @@ class Fuser:
     def _ask_which_block(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
         """A new block on top, read steadily but doubtfully: ask which it is, among the camera's
         readings of it that the map holds."""
-        placed = placed_slot(rnd.tower, reading, self._vacated(pull, rnd.tower, reading))
+        placed = self._placed(pull, rnd.tower, reading)
         if placed is None or pull.lift_t is None:
             return []
         level, slot = placed
@@ -530,12 +541,14 @@ class Fuser:
             return self._pull_and_place(ctx.get("player"), ctx["block"], (level, slot), spot, two, evidence, released)
         raise ValueError(f"unknown question kind {question.kind!r}")
 
-def placed_slot(tower: Tower, reading: TopLevelReading, vacated: frozenset[int] = frozenset()) -> tuple[int, int] | None:
+def placed_slot(tower: Tower, reading: TopLevelReading, vacated: frozenset[int] = frozenset(),
+                faint_below: float = 0.0) -> tuple[int, int] | None:
     """Where a new block appeared on top, comparing the camera's top level with the map's.
 
     `vacated`: slots of the map's top level the camera saw emptied during this pull (a block
     pulled from the top level itself); they count as free, so a block moved within the top level
-    is found where it was laid.
+    is found where it was laid. `faint_below`: a "new" slot read below this confidence beside one
+    read surely is a misreading (one block is laid at a time).
     """
     top = tower.top_level
     if reading.orientation is None:
@@ -549,11 +562,18 @@ def placed_slot(tower: Tower, reading: TopLevelReading, vacated: frozenset[int] 
         same = sum(_same_color(reading.slots[i].block, have[i]) for i in known)
         if known and same * 2 < len(known):
             return None  # most known blocks read in another color: a misread frame
-        new = [i for i in occupied if have[i] is None]
-        return (top, new[0]) if len(new) == 1 else None
-    if len(occupied) == 1:
-        return (top + 1, occupied[0])
-    return None
+        new = _the_one_new(reading, [i for i in occupied if have[i] is None], faint_below)
+        return None if new is None else (top, new)
+    new = _the_one_new(reading, occupied, faint_below)
+    return None if new is None else (top + 1, new)
+
+
+def _the_one_new(reading: TopLevelReading, new: list[int], faint_below: float) -> int | None:
+    """The single slot holding the new block, or None when there is none or it is not clear which."""
+    if len(new) == 1:
+        return new[0]
+    sure = [i for i in new if reading.slots[i].confidence >= faint_below]
+    return sure[0] if faint_below > 0 and len(sure) == 1 else None
 
 
 def _same_color(read: Block | None, known: Block) -> bool:

@@ -124,6 +124,27 @@ def test_placed_slot_compares_the_camera_top_with_the_map():
     assert placed_slot(tower, top([None, None, "red-1"], "x", 0)) == (5, 2)
 
 
+def test_one_block_is_laid_at_a_time_so_a_faint_second_new_block_is_a_misreading():
+    """Seed 106: a phantom "yellow 4" read at 0.2 beside the block just laid kept the place unsaid."""
+    tower = rnd3().tower
+    phantom = (SlotReading(Block.parse("yellow-4"), 0.2), SlotReading(Block.parse("red-2"), 0.95), SlotReading(None, 0.9))
+    reading = TopLevelReading("x", phantom, (), t=0)
+    assert placed_slot(tower, reading) is None
+    assert placed_slot(tower, reading, faint_below=0.25) == (5, 1)
+    two_sure = (SlotReading(Block.parse("yellow-4"), 0.9), SlotReading(Block.parse("red-2"), 0.95), SlotReading(None, 0.9))
+    assert placed_slot(tower, TopLevelReading("x", two_sure, (), t=0), faint_below=0.25) is None
+
+
+def test_a_place_the_camera_cannot_make_out_is_asked_about_once_the_weight_has_long_been_back():
+    rnd = rnd3()
+    f = Fuser(SEATS, FusionConfig(place_timeout_s=2.0))
+    blurred = (SlotReading(Block.parse("red-4"), 0.3), SlotReading(Block.parse("green-4"), 0.3), SlotReading(None, 0.9))
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    lift_and_weight_back(f, rnd, 0.3, 1.0)
+    out = feed(f, rnd, [TopLevelReading("x", blurred, (), t=1.1 + i / 5, uncertain=True) for i in range(12)])
+    assert len(out) == 1 and out[0].kind == "where_placed" and out[0].context["player"] == "Ana"
+
+
 def test_fusion_settings_are_validated():
     import pytest
     from referee.loop.fusion import FusionConfigError
