@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Union
 
@@ -40,6 +40,7 @@ class FusionConfig:
     two_hands_after_lift_s: float = 0.3  # two hands count until this long after the block came out
     withdraw_s: float = 0.8          # hands seen this soon after a place was called are that player's, withdrawing
     two_hands_apart_deg: float = 20.0  # ... and only arms entering this far apart (one wide arm is not two hands)
+    placer_arm_deg: float = 30.0     # after a place, a hand whose arm enters this near the placer's is theirs, withdrawing
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
@@ -161,6 +162,7 @@ class _Pull:
     last_names: tuple | None = None
     last_hand_t: float | None = None
     top_gone: Counter = field(default_factory=Counter)  # top-level slots seen empty after the lift
+    entries: list = field(default_factory=list)  # where the arms seen during this pull came in (degrees)
 
 
 
@@ -181,6 +183,7 @@ class Fuser:
         self.hands_leaving = False
         self.clear_since: float | None = None
         self.place_called_t: float | None = None
+        self.placer_entries: tuple[float, ...] = ()  # where the placer's arms came in
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
@@ -189,6 +192,7 @@ class Fuser:
         An uncertain reading (a hand hiding part of the top) still says where the hands are, so it
         feeds the pull's seat and two-hand evidence; only sure readings decide a place or a collapse.
         """
+        reading, only_the_placer = self._without_the_placers_hands(reading)
         self.recent.append(reading)
         horizon = reading.t - self.config.pull_window_s
         while self.recent and self.recent[0].t < horizon:
@@ -201,17 +205,16 @@ class Fuser:
                     return out
             else:
                 self.vanished = 0
-        withdrawing = self.place_called_t is not None and reading.t - self.place_called_t < self.config.withdraw_s
-        if self.hands_leaving or withdrawing:
-            if reading.hands:
-                return []  # the last player's hand withdrawing
-            if self.hands_leaving:
-                self.hands_leaving, self.clear_since = False, reading.t
+        if only_the_placer:
+            return []  # the last player's hand withdrawing
         if reading.hands:  # a hand over the tower may hide or hold a block: wait until it has gone
             pull = self.pull or self._start(None)
-            for seat in (self.seating.seat_of(h) for h in reading.hands):
+            for h in reading.hands:
+                seat = self.seating.seat_of(h)
                 if seat is not None:
                     pull.votes[seat] += 1
+                if h.entry_deg is not None:
+                    pull.entries.append(h.entry_deg)
             pulling = pull.lift_t is None or reading.t <= pull.lift_t + self.config.two_hands_after_lift_s
             if pulling and two_arms(reading.hands, self.config.two_hands_apart_deg):
                 pull.two_hand_frames += 1  # two hands at the tower while the block comes out
@@ -254,6 +257,37 @@ class Fuser:
         if pull.lift_t is None and pull.place_t is None:
             self.pull = None  # hands came and went, nothing left the tray: a touch at most
         return []
+
+    def _placed_by(self, pull: "_Pull", reading: TopLevelReading) -> None:
+        """A place is called: the hands of that pull still over the tower are withdrawing."""
+        self.hands_leaving = bool(reading.hands)
+        self.place_called_t = reading.t
+        self.placer_entries = tuple(pull.entries[-8:])
+
+    def _without_the_placers_hands(self, reading: TopLevelReading) -> tuple[TopLevelReading, bool]:
+        """The frame without the hands of the player who just placed (withdrawing after the call),
+        and whether it showed only theirs. A hand whose arm comes in far from the placer's (another
+        seat) is the next pull's, even a moment after the call; a hand whose arm the camera could
+        not place counts as the placer's while they withdraw."""
+        withdrawing = self.place_called_t is not None and reading.t - self.place_called_t < self.config.withdraw_s
+        if not (self.hands_leaving or withdrawing):
+            return reading, False
+        if not reading.hands:
+            if self.hands_leaving:
+                self.hands_leaving, self.clear_since = False, reading.t
+            return reading, False
+        kept = tuple(h for h in reading.hands if not self._placers(h))
+        if len(kept) == len(reading.hands):
+            if self.hands_leaving:
+                self.hands_leaving, self.clear_since = False, reading.t
+            return reading, False
+        return replace(reading, hands=kept), not kept
+
+    def _placers(self, hand: HandReading) -> bool:
+        if hand.entry_deg is None or not self.placer_entries:
+            return True
+        near = self.config.placer_arm_deg
+        return any(_angle_gap(hand.entry_deg, e) <= near for e in self.placer_entries)
 
     def _place_unseen(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> list[Output]:
         """The weight came back long ago but the camera cannot say where the block went: ask."""
@@ -364,8 +398,9 @@ class Fuser:
             pull = self.pull or self._start(event.t)
             pull.lift_t = event.t
             for r in self.recent:  # the hands that reached in before the weight left (since the last hand left)
+                # after the last place (the placer's withdrawing hands are already left out of `recent`)
                 fresh = (self.clear_since is None or r.t >= self.clear_since) and \
-                    (self.place_called_t is None or r.t >= self.place_called_t + self.config.withdraw_s)
+                    (self.place_called_t is None or r.t > self.place_called_t)
                 if r.hands and fresh and (pull.last_hand_t is None or r.t < pull.last_hand_t):
                     for seat in (self.seating.seat_of(h) for h in r.hands):
                         if seat is not None:
@@ -426,8 +461,7 @@ class Fuser:
         puller = self._name(rnd, pull)
         context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
                    "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
-        self.hands_leaving = bool(reading.hands)
-        self.place_called_t = reading.t
+        self._placed_by(pull, reading)
         if isinstance(choice, Question):
             self.pull = None
             return [Question(choice.text, choice.options, {**choice.context, **context}, choice.kind)]
@@ -461,8 +495,7 @@ class Fuser:
         if not options:
             return []
         self.pull = None
-        self.hands_leaving = bool(reading.hands)
-        self.place_called_t = reading.t
+        self._placed_by(pull, reading)
         spoken = " or ".join(Block.parse(n).spoken() for n in options)
         context = {"level": level, "slot": slot, "player": self._name(rnd, pull), "frame": reading.frame_seq,
                    "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}

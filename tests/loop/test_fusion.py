@@ -325,6 +325,26 @@ def test_the_hand_letting_go_is_not_the_next_players_hand_nor_their_second_hand(
     assert out[0].event["player"] == "Ben"
 
 
+def test_the_next_player_reaching_in_with_two_hands_right_after_a_place_gets_the_penalty():
+    """Seed 103: Ben's two hands came in 0.3 s after Cy's place was called, while the referee still
+    ignored hands as Cy's, withdrawing. Arms entering far from Cy's are not Cy's."""
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    before = ["red-skip", "green-reverse", "wild"]
+    feed(f, rnd, [top(before, "y", 0.0, [hand("east")])])  # Ana reaches in
+    lift_and_weight_back(f, rnd, 0.2)
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.0 + i / 15) for i in range(2)])
+    for o in out:
+        rnd = rnd.apply(parse_event(o.event))
+    assert rnd.turn == "Ben"
+    ben_two = [hand("north"), HandReading("north", (0.0, 0.0), 0.9, entry_deg=170.0)]
+    feed(f, rnd, [top([None, "red-2", None], "x", 1.2 + i / 15, ben_two) for i in range(4)])
+    lift_and_weight_back(f, rnd, 1.5)
+    out = feed(f, rnd, [top([None, "red-2", "blue-1"], "x", 2.5 + i / 15) for i in range(2)])
+    assert [o.event["event"] for o in out] == ["pull", "two_hands", "place"]
+    assert out[1].event["player"] == "Ben"
+
+
 def test_a_block_pulled_from_the_top_and_laid_back_in_its_place_is_still_a_pull_and_a_place():
     rnd = rnd3()
     f = Fuser(SEATS)
