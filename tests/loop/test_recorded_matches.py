@@ -116,3 +116,16 @@ def test_a_knock_on_the_table_is_not_a_collapse():
         knocks += sum(e["type"] == "knock" for e in truth)
         assert not any(e["event"] == "collapse" for e in replayed(path).events), path.stem
     assert knocks > 0, "no recorded match without a collapse has a knock"
+
+
+def test_each_matchs_logged_events_replay_through_the_script_command_to_the_same_loser_and_winner():
+    """CONTRACT.md section 3: the log's events, fed to `stacko referee script`, give the same end."""
+    import json
+
+    from referee.script import run_lines
+
+    for path in RECORDED:
+        result = replayed(path)
+        outputs = list(run_lines(json.dumps(e) for e in result.events))
+        assert outputs and all(o["ok"] for o in outputs), path.stem
+        assert (outputs[-1]["winner"], outputs[-1]["loser"]) == (result.winner, result.loser), path.stem
