@@ -2,8 +2,10 @@
 tray sensors are read through the emulated chips and the real drivers (as on the Pi), and every stream
 plus the twin's truth events go to a session folder.
 
-The twin engineer's own recording command may write richer sessions (speech, frames); this one exists so
-the detector figures can be reproduced from this package alone.
+The twin engineer's own recording command (`stacko sim record`, hardware/sim/runs.py) writes richer
+sessions (frames, the referee's speech); this one exists so the detector figures can be reproduced through
+the real drivers. Both write the collapse truth the same way: a twin "collapse" with no block come off
+the tower is `block_shifted` (hardware/sim/recording.py, `blocks_off_the_tower`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hardware.recorder import SessionWriter
 def record_twin_round(folder: Path, seed: int, max_pulls: int = 6, bystander_rate: float = 0.3) -> dict:
     import hardware.sim  # noqa: F401  (picks the offscreen GL before MuJoCo loads)
     from hardware.sim.players import SkillProfile
+    from hardware.sim.recording import blocks_off_the_tower, fair_truth
     from hardware.sim.selfplay import play_round
     from hardware.sim.twin import Twin
 
@@ -42,11 +45,12 @@ def record_twin_round(folder: Path, seed: int, max_pulls: int = 6, bystander_rat
         twin.step(0.5, on_step)
         result = play_round(twin, skills, seed, max_pulls=max_pulls, push_at_end=True, on_step=on_step)
         twin.step(1.5, on_step)
-        for e in twin.truth:
+        landed = blocks_off_the_tower(twin) if twin.collapsed else []
+        for e in fair_truth(twin.truth, landed):
             writer.truth(**e)
         writer.close()
         devices.close()
-        return {"session": str(folder), "seed": seed, "pulls": result.pulls, "collapsed": twin.collapsed,
+        return {"session": str(folder), "seed": seed, "pulls": result.pulls, "collapsed": twin.collapsed and bool(landed),
                 "sim_s": round(twin.t, 1)}
 
 

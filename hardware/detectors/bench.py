@@ -95,6 +95,9 @@ class KindScore:
     timing_errors: list[float] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)  # detected_at minus the detector's own event time
     impact_latencies: list[float] = field(default_factory=list)  # collapse: from the first impact after the truth time
+    settled_latencies: list[float] = field(default_factory=list)  # place: when the weight settled (the place before early places)
+    early: int = 0       # place: detections called early (on the quick signal)
+    withdrawn: int = 0   # place: early places the settled weight withdrew (the block was still in hand)
     misses: list[tuple[str, float]] = field(default_factory=list)        # (session, truth time)
     false_alarms: list[tuple[str, float]] = field(default_factory=list)  # (session, detection time)
 
@@ -118,6 +121,10 @@ class KindScore:
                     "latency_from_impact_ms_p95": _r(float(np.percentile(self.impact_latencies, 95)) * 1000, 1) if self.impact_latencies else None}
                    if self.kind.startswith("collapse") else {}),
                 **({"touch_during_pull_not_counted": self.benign} if self.kind == "touch" else {}),
+                **({"early": self.early, "early_withdrawn": self.withdrawn,
+                    "settled_latency_ms_median": _r(float(np.median(self.settled_latencies)) * 1000, 1) if self.settled_latencies else None,
+                    "settled_latency_ms_p95": _r(float(np.percentile(self.settled_latencies, 95)) * 1000, 1) if self.settled_latencies else None}
+                   if self.kind == "place" else {}),
                 **self.notes}
 
 
@@ -175,8 +182,15 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
             if kind.startswith("collapse") and impact_after is not None:
                 hit = impact_after(tt)
                 sc.impact_latencies.append(float(e.evidence.get("detected_at", e.t)) - (hit if hit is not None else tt))
+            if kind == "place":
+                settled = e.evidence.get("settled_at", None if e.evidence.get("early") else e.evidence.get("detected_at"))
+                if settled is not None:
+                    sc.settled_latencies.append(float(settled) - tt)
             sc.timing_errors.append(e.t - tt)
             sc.delays.append(float(e.evidence.get("detected_at", e.t)) - e.t)
+        if kind == "place":
+            sc.early += sum(1 for e in dets if e.evidence.get("early"))
+            sc.withdrawn += sum(1 for e in dets if "withdrawn_at" in e.evidence)
         sc.misses += [(label, tt) for i, tt in enumerate(wanted) if i not in t_used]
         for j, e in enumerate(dets):
             if j in d_used:

@@ -29,6 +29,8 @@ class LoadConfig:
     min_step_g: float           # smaller settled changes are drift, followed slowly ...
     drift_tau_s: float          # ... with this time constant (so a slow pull still shows as a step)
     reanchor_s: float           # a settled level that is not one block away becomes the floor after this long
+    early_place_s: float        # with a block in hand, the quick signal back within ...
+    early_place_band_g: float   # ... this of the level before the lift this long is a place at once (0 s: off)
 
 @dataclass(frozen=True)
 class ImuConfig:
@@ -95,6 +97,7 @@ class DetectorConfig:
 _SECTIONS = {"load": LoadConfig, "imu": ImuConfig, "collapse": CollapseConfig, "speech": SpeechConfig,
              "camera_collapse": CameraCollapseConfig}
 _OPTIONAL = {"camera_collapse"}  # added later: files written before it take the default section
+_OPTIONAL_SETTINGS = {"load": {"early_place_s", "early_place_band_g"}}  # added later: the defaults file's values
 
 
 def detector_config_from_dict(data: Any, origin: str = "detector settings") -> DetectorConfig:
@@ -115,6 +118,10 @@ def detector_config_from_dict(data: Any, origin: str = "detector settings") -> D
         if extra:
             raise DetectorConfigError(f"{origin}: '{name}' has unknown setting(s) {sorted(extra)}")
         missing = set(fields) - set(sec)
+        if missing & _OPTIONAL_SETTINGS.get(name, set()):
+            defaults = _default_section(name) or {}
+            sec = {**{k: defaults[k] for k in missing & _OPTIONAL_SETTINGS[name] if k in defaults}, **sec}
+            missing = set(fields) - set(sec)
         if missing:
             raise DetectorConfigError(f"{origin}: '{name}' is missing setting(s) {sorted(missing)}")
         values = {}

@@ -68,6 +68,7 @@ class SensorDetectors:
         self._bg_level = 0.0
         self._bg_n = 0
         self._last_busy_t = -np.inf  # the last time something moved at the tower (touch-level activity)
+        self._early_place: SensorEvent | None = None  # an early place whose settled value is still to come
 
     # --- inputs ------------------------------------------------------------------------------
     def speaking(self, t0: float, t1: float) -> None:
@@ -152,9 +153,20 @@ class SensorDetectors:
 
         if step is not None and self._armed and step.kind in ("lift", "place"):
             kind = K.LIFT if step.kind == "lift" else K.PLACE
-            out.append(SensorEvent(kind, step.t, 1.0, {"delta_g": round(step.delta_g, 2), "detected_at": step.detected_at}))
+            evidence = {"delta_g": round(step.delta_g, 2), "detected_at": step.detected_at}
+            if kind is K.PLACE:
+                evidence["early"] = step.early
+            ev = SensorEvent(kind, step.t, 1.0, evidence)
+            out.append(ev)
+            self._early_place = ev if step.early else None
             self._last_step_t = step.t
             self._seg = None  # the hands' activity so far was this lift/place; what follows is new
+        elif step is not None and step.kind in ("place_settled", "place_withdrawn") and self._early_place is not None:
+            # the early place's settled value, for the log (no new event: the loop has the place already)
+            key = "settled" if step.kind == "place_settled" else "withdrawn"
+            self._early_place.evidence[f"{key}_delta_g"] = round(step.delta_g, 2)
+            self._early_place.evidence[f"{key}_at"] = step.detected_at
+            self._early_place = None
 
         # sharp impulses -> knock (unless the weight changed: then it was the tower)
         vib = self._buf.peak(t_prev, t)

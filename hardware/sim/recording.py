@@ -6,11 +6,20 @@ imu.npz        t (s), accel (N,3) m/s^2, gyro (N,3) deg/s
 load.npz       t, grams (N,)
 frames/        000001.jpg ... and frames/frames.csv (seq,t,file)
 buttons.jsonl  (empty: simulated players press no buttons)
-truth.jsonl    {"t": .., "type": "pull"|"place"|"touch"|"knock"|"two_hands"|"push"|"collapse", ...}
+speech.jsonl   {"t": start, "end": end, "text": ..}: when the simulated referee spoke (SpeakerShake), if enabled
+truth.jsonl    {"t": .., "type": "pull"|"place"|"touch"|"knock"|"two_hands"|"push"|"collapse"|"block_shifted", ...}
 events.jsonl   the referee events of the round (CONTRACT section 1 input: `stacko referee script` replays it)
 ```
 The writer appends as it goes (sensor chunks in `*.chunks/`, merged into the .npz files on close),
 so a crashed run still leaves its data readable.
+
+Collapse truth (RULES.md section 8, "any block falls from the tower"): the twin marks a collapse as soon
+as any block drops 10 mm or tips 30 degrees, which includes a block that slides off the top and stays
+hanging on the tower's edge. At the end of a run the recorder asks where the moved blocks came to rest
+(`blocks_off_the_tower`): the twin's collapse stays a `collapse` (with `landed`: those blocks) only if a
+block of the map (not the one in hand) rests touching the table, or touching the tray while it came from
+level 2 or higher, or is a bottom-level block tipped over; otherwise it is written as `block_shifted`
+(`twin_type: "collapse"`), which a fair referee does not call a collapse.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import json
+import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +89,18 @@ class SessionWriter:
             self._truth.write(json.dumps(ev) + "\n")
         self._truth.flush()
 
+    def rewrite_truth(self, events: list[dict]) -> None:
+        """Replace the truth written so far (the collapse's label is only known once blocks rest)."""
+        self._truth.close()
+        with open(self.folder / "truth.jsonl", "w", encoding="utf-8") as f:
+            for ev in events:
+                f.write(json.dumps(ev) + "\n")
+        self._truth = open(self.folder / "truth.jsonl", "a", encoding="utf-8")
+
+    def speech(self, t: float, end: float, text: str) -> None:
+        with open(self.folder / "speech.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps({"t": round(t, 4), "end": round(end, 4), "text": text}) + "\n")
+
     def referee_events(self, events: list[dict]) -> None:
         with open(self.folder / "events.jsonl", "w", encoding="utf-8") as f:
             for ev in events:
@@ -104,16 +127,102 @@ def _merge_chunks(folder: Path, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
+FELL_ONTO = ("table", "tray")  # geoms a fallen block comes to rest on (world.py names)
+TIPPED_DEG = 30.0  # a bottom-level block tilted more than this has fallen over (the twin's own tilt test)
+
+
+def blocks_off_the_tower(twin) -> list[str]:
+    """Names of the map's blocks (not the one in hand) that rest where only a fallen block can: on the
+    table, on the tray when they came from level 2 or higher, or (bottom level) tipped over."""
+    import mujoco
+
+    m, d = twin.model, twin.data
+    ground = {mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, n): n for n in FELL_ONTO}
+    by_geom = {b.geom_id: b for b in twin.world.blocks if b.level is not None and b is not twin.in_hand}
+    out: dict[int, str] = {}
+    for c in d.contact[: d.ncon]:
+        for g_block, g_other in ((c.geom1, c.geom2), (c.geom2, c.geom1)):
+            b = by_geom.get(int(g_block))
+            where = ground.get(int(g_other))
+            if b is None or where is None:
+                continue
+            if where == "table" or b.level >= 2:
+                out[b.index] = b.name
+    for b in by_geom.values():
+        if b.level == 1:
+            z = d.xmat[b.body_id].reshape(3, 3)[2, 2]
+            if math.degrees(math.acos(min(1.0, abs(float(z))))) > TIPPED_DEG:
+                out[b.index] = b.name
+    return sorted(out.values())
+
+
+def fair_truth(truth: list[dict], landed: list[str]) -> list[dict]:
+    """The twin's truth with its collapse relabelled `block_shifted` when no block came off the tower."""
+    out = []
+    for ev in truth:
+        if ev.get("type") == "collapse":
+            ev = {**ev, "landed": landed} if landed else {**ev, "type": "block_shifted", "twin_type": "collapse"}
+        out.append(ev)
+    return out
+
+
+@dataclass(frozen=True)
+class SpeakerShake:
+    """The referee's speaker on the table: after each pull, place or collapse it talks for a while and
+    shakes the tray (added to the recorded accelerometer; the twin's physics has no speaker). Lets the
+    bench check that speech is not taken for a touch, a knock or a collapse."""
+
+    delay_s: tuple[float, float] = (0.2, 0.5)      # from the event to the first word
+    duration_s: tuple[float, float] = (0.8, 2.0)
+    accel_g: tuple[float, float] = (0.02, 0.3)     # peak vibration, per utterance
+    tones_hz: tuple[float, float] = (80.0, 450.0)  # the table's response to the voice
+    syllable_hz: float = 4.0
+    words: tuple[str, ...] = ("pull", "place", "two_hands", "collapse")
+
+
+class _Speech:
+    def __init__(self, shake: SpeakerShake, seed: int):
+        self.shake, self.rng = shake, random.Random(seed)
+        self.spans: list[tuple[float, float, float, tuple]] = []  # (start, end, amplitude m/s^2, tones)
+
+    def after(self, ev: dict) -> tuple[float, float, str] | None:
+        if ev.get("type") not in self.shake.words:
+            return None
+        r, sh = self.rng, self.shake
+        start = float(ev["t"]) + r.uniform(*sh.delay_s)
+        if self.spans and start < self.spans[-1][1]:
+            start = self.spans[-1][1] + 0.1  # one sentence after the other
+        end = start + r.uniform(*sh.duration_s)
+        tones = tuple((r.uniform(*sh.tones_hz), r.uniform(0, 2 * math.pi), r.choice((0, 1, 2))) for _ in range(3))
+        self.spans.append((start, end, r.uniform(*sh.accel_g) * 9.81, tones))
+        return start, end, f"{ev['type']} announced"
+
+    def accel(self, t: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(t), 3))
+        for a, b, amp, tones in self.spans:
+            m = (t >= a) & (t < b)
+            if not m.any():
+                continue
+            tt = t[m]
+            env = 0.5 * (1 - np.cos(2 * np.pi * self.shake.syllable_hz * (tt - a)))
+            for f, ph, axis in tones:
+                out[m, axis] += amp / 3 * env * np.sin(2 * np.pi * f * tt + ph)
+        return out
+
+
 class TwinRecorder:
-    """Feeds a `SessionWriter` from a running twin: sensors at full rate, frames at `fps`.
+    """Feeds a `SessionWriter` from a running twin: sensors at full rate, frames at `fps`; with `speaker`,
+    the referee's speech shaking the table (speech.jsonl, and added to the accelerometer).
 
     Pass `recorder.on_step` as the `on_step` of twin actions and `twin.step`."""
 
     def __init__(self, twin, writer: SessionWriter, imu_hz: float = 1000.0, load_sps: float = 320.0,
-                 fps: float = 5.0, chunk_s: float = 1.0, look=None):
+                 fps: float = 5.0, chunk_s: float = 1.0, look=None, speaker: SpeakerShake | None = None,
+                 seed: int = 0):
         self.twin, self.writer = twin, writer
         self.imu_hz, self.load_sps, self.fps, self.chunk_s = imu_hz, load_sps, fps, chunk_s
         self.look = look
+        self._speech = _Speech(speaker, seed) if speaker is not None else None
         self._next_imu = int(np.floor(twin.t * imu_hz)) + 1
         self._next_load = int(np.floor(twin.t * load_sps)) + 1
         self._next_frame = twin.t
@@ -133,8 +242,15 @@ class TwinRecorder:
         last_load = int(np.floor(t * self.load_sps + 1e-9))
         ti = np.arange(self._next_imu, last_imu + 1) / self.imu_hz
         tl = np.arange(self._next_load, last_load + 1) / self.load_sps
+        if self._speech is not None:
+            for ev in self.twin.truth[self._truth_written :]:
+                said = self._speech.after(ev)
+                if said is not None:
+                    self.writer.speech(*said)
         if len(ti) or len(tl):
             accel, gyro = self.twin.imu.series(ti) if len(ti) else (np.zeros((0, 3)), np.zeros((0, 3)))
+            if self._speech is not None and len(ti):
+                accel = accel + self._speech.accel(ti)
             grams = self.twin.load.series(tl) if len(tl) else np.zeros(0)
             self.writer.sensors(ti, accel, gyro, tl, grams)
         self._next_imu, self._next_load = last_imu + 1, last_load + 1

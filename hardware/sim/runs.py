@@ -2,7 +2,9 @@
 
 Each run is a session folder (see `recording`): a 3-player round of mixed skills with bystanders'
 touches and knocks, ended by the tower falling, or after `max_pulls` by a hard push (some runs)
-or not at all (the rest: towers that stand to the end are needed for false-alarm counts).
+or not at all (the rest: towers that stand to the end are needed for false-alarm counts). The referee's
+speech shakes the table after each pull and place (`SpeakerShake`, speech.jsonl), and the collapse truth
+says whether a block really came off the tower (`recording.blocks_off_the_tower`, after the blocks rest).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from pathlib import Path
 
 from hardware.sim.players import SkillProfile
-from hardware.sim.recording import SessionWriter, TwinRecorder
+from hardware.sim.recording import SessionWriter, SpeakerShake, TwinRecorder, blocks_off_the_tower, fair_truth
 from hardware.sim.render import Look
 from hardware.sim.selfplay import play_round
 from hardware.sim.twin import Twin
@@ -20,22 +22,29 @@ from hardware.sim.twin import Twin
 SKILL_MIX = ("careful", "average", "careless")
 
 
+AFTERMATH_S = 1.5  # after the round: falling blocks come to rest before the truth asks where they lie
+
+
 def record_run(folder: Path, seed: int, fps: float = 2.0, max_pulls: int = 30, push_at_end: bool = True,
-               imu_hz: float = 1000.0, load_sps: float = 320.0) -> dict:
+               imu_hz: float = 1000.0, load_sps: float = 320.0, speaker: SpeakerShake | None = SpeakerShake()) -> dict:
     """Play and record one round; returns a summary (also stored in session.json)."""
     rng = random.Random(seed)
     skills = [SkillProfile.named(rng.choice(SKILL_MIX)) for _ in range(3)]
     wall = time.perf_counter()
     with Twin(seed=seed, n_seats=3) as twin:
         meta = {"seed": seed, "tower": twin.tower_map(), "players": 3,
-                "skills": [s.__dict__ for s in skills], "camera_fps": fps}
+                "skills": [s.__dict__ for s in skills], "camera_fps": fps,
+                "speaker": speaker.__dict__ if speaker is not None else None}
         writer = SessionWriter(folder, meta, imu_hz, load_sps)
-        recorder = TwinRecorder(twin, writer, imu_hz, load_sps, fps, look=Look.random(rng, 0.6))
+        recorder = TwinRecorder(twin, writer, imu_hz, load_sps, fps, look=Look.random(rng, 0.6), speaker=speaker, seed=seed)
+        landed: list[str] = []
         try:
             twin.step(0.5, recorder.on_step)  # a quiet start for the detectors' baselines
             result = play_round(twin, skills, seed, max_pulls=max_pulls, push_at_end=push_at_end, on_step=recorder.on_step)
-            twin.step(1.0, recorder.on_step)  # the aftermath
+            twin.step(AFTERMATH_S, recorder.on_step)  # the aftermath
             recorder.flush()
+            landed = blocks_off_the_tower(twin) if twin.collapsed else []
+            writer.rewrite_truth(fair_truth(twin.truth, landed))
             writer.referee_events(result.events)
         finally:
             summary = {
@@ -44,7 +53,8 @@ def record_run(folder: Path, seed: int, fps: float = 2.0, max_pulls: int = 30, p
                 "touches": sum(1 for e in twin.truth if e["type"] == "touch"),
                 "knocks": sum(1 for e in twin.truth if e["type"] == "knock"),
                 "two_hands": sum(1 for e in twin.truth if e["type"] == "two_hands"),
-                "collapse_t": twin.collapse_time,
+                "collapse_t": twin.collapse_time if not twin.collapsed or landed else None,
+                "block_shifted_t": twin.collapse_time if twin.collapsed and not landed else None,
                 "sim_s": round(twin.t, 3),
                 "wall_s": round(time.perf_counter() - wall, 1),
             }

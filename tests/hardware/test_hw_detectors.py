@@ -117,3 +117,54 @@ def test_default_settings_load_and_bad_files_say_what_is_wrong(tmp_path):
     del d["imu"]["impact_g"]
     with pytest.raises(DetectorConfigError, match="missing setting"):
         detector_config_from_dict(d)
+
+
+# --- the early place: the loop announces a place within 0.3 s of the release ---------------------
+def _lift_and_place(seed: int, place_t: float = 3.0, duration: float = 6.0):
+    """A block lifted at 1.0 s (slid out in 0.1 s) and put back on top at `place_t`, with noise."""
+    from hw_synthetic import _ramp
+
+    s = Script(duration, seed=seed)
+    s.load -= _ramp(s.tl, 0.95, 0.1, 17.0)
+    s.load += _ramp(s.tl, place_t - 0.02, 0.04, 17.0)
+    s.load += s.rng.normal(0, 0.8, len(s.tl))
+    return s
+
+
+def test_a_place_is_reported_soon_after_the_block_is_let_go_and_its_settled_weight_follows(cfg):
+    s = _lift_and_place(seed=21)
+    det = SensorDetectors(cfg)
+    assert _feed_all(det, s) == [K.LIFT, K.PLACE]
+    place = det.events[1].evidence
+    assert place["early"] is True
+    assert place["detected_at"] - 3.0 <= 0.15  # the settled level alone came ~0.26 s after the release
+    assert abs(place["settled_delta_g"] - 17.0) < 2.0 and place["settled_at"] > place["detected_at"]
+    assert "withdrawn_at" not in place
+
+
+def test_without_the_early_place_the_place_waits_for_the_settled_weight(cfg):
+    import dataclasses
+
+    late = dataclasses.replace(cfg, load=dataclasses.replace(cfg.load, early_place_s=0.0))
+    det = SensorDetectors(late)
+    assert _feed_all(det, _lift_and_place(seed=21)) == [K.LIFT, K.PLACE]
+    assert det.events[1].evidence["detected_at"] - 3.0 >= 0.2 and det.events[1].evidence["early"] is False
+
+
+def test_a_block_set_down_and_taken_up_again_withdraws_the_early_place_and_the_real_place_still_counts(cfg):
+    from hw_synthetic import _ramp
+
+    s = _lift_and_place(seed=22, place_t=5.0, duration=8.0)
+    s.load += _ramp(s.tl, 2.98, 0.04, 17.0) - _ramp(s.tl, 3.12, 0.04, 17.0)  # resting on the top for 0.12 s only
+    det = SensorDetectors(cfg)
+    assert _feed_all(det, s) == [K.LIFT, K.PLACE, K.PLACE]
+    first, second = det.events[1].evidence, det.events[2].evidence
+    assert "withdrawn_at" in first and "settled_at" not in first
+    assert second["detected_at"] - 5.0 <= 0.15 and "settled_at" in second
+
+
+def test_a_table_file_written_before_the_early_place_takes_the_default_settings():
+    data = json.loads(DEFAULT_PATH.read_text())
+    del data["load"]["early_place_s"], data["load"]["early_place_band_g"]
+    cfg = detector_config_from_dict(data)
+    assert cfg.load.early_place_s == json.loads(DEFAULT_PATH.read_text())["load"]["early_place_s"]
