@@ -209,7 +209,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         """A player at the table answers the referee's question on the page, from what really
         happened; if no choice offered is right, the player tells the referee the turn instead."""
         truth = twin.truth[turn_truth["from"]:]
-        return truth_option(question, truth) or missing_events(session.round, truth, names)
+        return truth_option(question, truth) or missing_events(session.play_round, truth, names)
 
     recording = None
     if opts.record_to:
@@ -283,7 +283,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         completed |= {i + 1 for i, row in enumerate(twin.tower_map()) if all(row)}
         # The players wait for the referee's call before the next turn, as at a real table.
         waited = 0.0
-        while not referee_caught_up(session.round, twin) and waited < opts.referee_patience_s:
+        while not referee_caught_up(session.play_round, twin) and waited < opts.referee_patience_s:
             twin.step(0.2, on_step)
             waited += 0.2
         for other in players:  # an impatient bystander knocks on the table: never a collapse
@@ -294,10 +294,10 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         if recording is not None:
             recording.add("check", twin.t, {"table": _real_tower(twin.tower_map()).names(), "turn_from": n_truth,
                                             "truth_upto": len(twin.truth)})
-        if not referee_caught_up(session.round, twin):
+        if not referee_caught_up(session.play_round, twin):
             missed += 1
             fuser.reset()
-            report = missing_events(session.round, twin.truth[n_truth:], names)
+            report = missing_events(session.play_round, twin.truth[n_truth:], names)
             if report is None:
                 echo(f"The referee's map differs from the table after {who}'s turn.")
                 desynced += 1

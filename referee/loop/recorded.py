@@ -201,7 +201,7 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
 
         def answer(question):
             part = truth[state["turn_from"]:]
-            return truth_option(question, part) or missing_events(session.round, part, names)
+            return truth_option(question, part) or missing_events(session.play_round, part, names)
 
         buttons = SimpleNamespace(read=feed.read_buttons)
         spots = [p for k, t, p in records if k == "spot"]
@@ -263,7 +263,7 @@ def _player_check(session, fuser, payload: dict, truth: list[dict], names: list[
     """The players compare the referee's map with the table after a turn, and tell it what it missed."""
     from referee.loop.demo import missing_events
 
-    rnd = session.round
+    rnd = session.play_round
     if rnd is None or rnd.over:
         return
     if rnd.hand is None and rnd.tower.names() == payload["table"]:

@@ -75,6 +75,9 @@ class RefereeSession:
         self.last_refusal: str | None = None
         # The open question on the page ({"id", "text", "options", "labels"}) and who maps answers to events.
         self.question: dict | None = None
+        # Play the table made while the referee waited for a color (event, evidence, released_at):
+        # judged once the color is named (RULES.md: the game waits for it).
+        self.held: list[tuple[dict, dict | None, float | None]] = []
         self.on_answer: Callable[[str, str], list[dict] | None] | None = None
         # The match as it stood before the current round's setup, and the round's standing events
         # (log seq, event): what an undo replays.
@@ -153,12 +156,18 @@ class RefereeSession:
             parsed = parse_event(event)
             match = self.match.apply(parsed)
         except IllegalEvent as exc:
+            if self._play_before_the_color(event):
+                return self._hold(event, evidence, released_at)
             self.stats.refused += 1
             return self._refuse(str(exc), f"refused {event}: {exc}")
         prev = self.match.current
         if parsed.kind == "setup":
             self._base, self._round_events = self.match, []
             self.question = None
+            self.held = []
+        elif match.current.over and self.held:  # the round ended with play still waiting: keep it in the log
+            evidence = {**(evidence or {}), "held_play_not_judged": [e for e, _, _ in self.held]}
+            self.held = []
         self.match = match
         rnd = match.current
         report = rnd.report()
@@ -178,7 +187,49 @@ class RefereeSession:
         self.announce(report["say"], urgent=bool(report["fouls"]) or rnd.over)
         if released_at is not None:
             self.stats.announce_latency_s.append(max(0.0, self.clock.now() - released_at))
+        if self.held and rnd.waiting_for is None:
+            self._judge_held()
         return report
+
+    # -- play while a color is due ----------------------------------------------------------------
+    @property
+    def play_round(self):
+        """The round as the table plays it: with the held play applied as if the color the referee
+        waits for were the one it would name itself. What the senses see is compared with this."""
+        rnd = self.round
+        if not self.held or rnd is None or rnd.waiting_for is None:
+            return rnd
+        try:
+            rnd = rnd.apply(parse_event({"event": rnd.waiting_for, "color": rnd.default_color().value,
+                                         "player": rnd.turn}))
+            for event, _, _ in self.held:
+                rnd = rnd.apply(parse_event(event))
+        except IllegalEvent:
+            return self.round
+        return rnd
+
+    def _play_before_the_color(self, event: dict) -> bool:
+        rnd = self.round
+        if rnd is None or rnd.over or rnd.waiting_for is None or not isinstance(event, dict):
+            return False
+        return event.get("event") == "pull" or (bool(self.held) and event.get("event") in ("place", "two_hands", "touch"))
+
+    def _hold(self, event: dict, evidence: dict | None, released_at: float | None) -> dict:
+        """The table played on before the color was named: keep the play, judge it once it is."""
+        rnd = self.round
+        self.held.append((dict(event), evidence, released_at))
+        who = self.pending.player if self.pending is not None else rnd.turn
+        what = "the Wild's color" if rnd.waiting_for == "wild_color" else "the penalty color"
+        line = f"Noted. {who} names {what} first; then this play counts."
+        self.note(f"held until {what} is named: {event}")
+        if event.get("event") == "pull":
+            self.announce([line])
+        return {**self._table_state(), "ok": True, "held": True, "say": [line]}
+
+    def _judge_held(self) -> None:
+        held, self.held = self.held, []
+        for event, evidence, released_at in held:
+            self.submit(event, {**(evidence or {}), "held_until_color": True}, released_at)
 
     def finish_match(self) -> None:
         if self.store is not None and self.match_id is not None:
@@ -297,6 +348,10 @@ class RefereeSession:
         The log keeps the event and records the void. An event that ended the round may be taken
         back (the round is open again); the round's setup may not, nor anything of an earlier round.
         """
+        if self.held:  # the last play the table made is still waiting for the color: drop it
+            event, _, _ = self.held.pop()
+            self.announce([f"Taken back: {describe_event(event)}."])
+            return {**self._table_state(), "ok": True, "undone": event}
         if self.round is None:
             return self._refuse("no round is being played: there is nothing to take back")
         if len(self._round_events) <= 1:

@@ -163,11 +163,11 @@ class TableLoop:
                 self.observer("sensor", ev)
             if self.fallen is not None:
                 self.fallen.sensor_event(ev)
-            self._submit_all(self.fuser.on_sensor(ev, self.session.round))
+            self._submit_all(self.fuser.on_sensor(ev, self.session.play_round))
 
     def _frame(self) -> None:
         frame = self.camera.read()
-        rnd = self.session.round
+        rnd = self.session.play_round
         z_hint = rnd.tower.top_level * self.LEVEL_MM if rnd is not None else None
         top_names = rnd.tower.names()[-1] if rnd is not None and rnd.tower.top_level else None
         reading: TopLevelReading | None = None
@@ -186,8 +186,8 @@ class TableLoop:
         if self.fuser.pull is not None or (reading is not None and reading.hands):
             self.pull_frames.add(frame.t, frame.image)
         if reading is not None:  # uncertain readings still show the hands
-            self._submit_all(self.fuser.on_frame(reading, self.session.round))
-        now_rnd = self.session.round
+            self._submit_all(self.fuser.on_frame(reading, self.session.play_round))
+        now_rnd = self.session.play_round
         if self.fallen is not None and now_rnd is not None and not now_rnd.over:
             pull = self.fuser.pull
             carrying = pull is not None and pull.lift_t is not None and pull.place_t is None
@@ -197,7 +197,7 @@ class TableLoop:
                 self.stats.sensor_events.append(seen)
                 if self.observer is not None:
                     self.observer("sensor", seen)
-                self._submit_all(self.fuser.on_sensor(seen, self.session.round))
+                self._submit_all(self.fuser.on_sensor(seen, self.session.play_round))
         if self.fuser.pull is None and not (reading is not None and reading.hands):
             self.pull_frames.clear()
 
@@ -262,7 +262,7 @@ class TableLoop:
                 self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
 
     def _settle_from_frames(self, question: Question) -> bool:
-        rnd = self.session.round
+        rnd = self.session.play_round
         if question.kind != "which_spot" or rnd is None or self._last_image is None:
             return False
         lift_t = question.context.get("lift_t")
@@ -283,7 +283,7 @@ class TableLoop:
 
     def _answer_itself(self, question: Question, option: str, evidence: dict) -> None:
         """The referee settles its own question (no one is asked); the evidence says how."""
-        for out in self.fuser.answer(question, option, self.session.round):
+        for out in self.fuser.answer(question, option, self.session.play_round):
             if isinstance(out, FusedEvent):
                 out.evidence.pop("answered", None)
                 out.evidence.pop("question", None)
@@ -294,7 +294,7 @@ class TableLoop:
         """The table answered question `qid`: the events it settles (the session logs and applies
         them), or a follow-up question (which block, which of two places) put on the page."""
         question = self.open_questions.pop(qid, None)
-        rnd = self.session.round
+        rnd = self.session.play_round
         if question is None or rnd is None:
             raise ValueError("the referee no longer waits for that answer")
         self._asked = None

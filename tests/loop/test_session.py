@@ -90,6 +90,30 @@ def test_a_color_button_answers_whichever_color_is_awaited(tmp_path):
     assert out["call"]["colors"] == ["blue"]
 
 
+def test_a_pull_made_before_the_wilds_color_is_named_waits_and_is_judged_by_that_color(tmp_path):
+    """The game waits for the color (RULES.md 4); a player who pulls anyway is not lost from the log."""
+    session, store, _ = table(tmp_path)
+    session.submit({"event": "pull", "level": 3, "slot": 2})  # Ana's Wild
+    session.submit({"event": "place", "level": 5, "slot": 0})
+    out = session.submit({"event": "pull", "level": 2, "slot": 1, "player": "Ben"})  # blue 2, before Ana names blue
+    assert out["ok"] and out["held"] and session.round.hand is None
+    session.submit({"event": "place", "level": 5, "slot": 1})
+    assert session.play_round.tower.names()[4][:2] == ["wild", "blue-2"]  # the senses compare with this
+    assert [e.event["event"] for e in store.events(session.match_id)][-1] == "place"  # nothing judged yet
+    session.name_color("blue")
+    assert session.held == [] and session.round.turn == "Cy" and session.round.tower.names()[4][1] == "blue-2"
+    assert [e.event["event"] for e in store.events(session.match_id)][-3:] == ["wild_color", "pull", "place"]
+
+
+def test_held_play_is_taken_back_first_by_an_undo(tmp_path):
+    session, _, _ = table(tmp_path)
+    session.submit({"event": "pull", "level": 3, "slot": 2})
+    session.submit({"event": "place", "level": 5, "slot": 0})
+    session.submit({"event": "pull", "level": 2, "slot": 1, "player": "Ben"})
+    out = session.undo_last()
+    assert out["ok"] and session.held == [] and session.round.waiting_for == "wild_color"
+
+
 def test_page_requests_reach_the_engine(tmp_path):
     session, _, _ = table(tmp_path)
     session.submit({"event": "pull", "level": 1, "slot": 0})
