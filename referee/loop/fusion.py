@@ -40,6 +40,8 @@ class FusionConfig:
     two_hands_after_lift_s: float = 0.3  # two hands count until this long after the block came out
     withdraw_s: float = 0.8          # hands seen this soon after a place was called are that player's, withdrawing
     two_hands_apart_deg: float = 20.0  # ... and only arms entering this far apart (one wide arm is not two hands)
+    which_block_from_frames_max: int = 4  # a doubtful block among this many candidates may be named by
+                                     # where the pull's frames show it sticking out (more: the table is asked)
     placer_arm_deg: float = 30.0     # after a place, a hand whose arm enters this near the placer's is theirs, withdrawing
     place_timeout_s: float = 4.0     # the camera must confirm a place this long after the weight returns
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...

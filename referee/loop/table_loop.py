@@ -263,22 +263,62 @@ class TableLoop:
 
     def _settle_from_frames(self, question: Question) -> bool:
         rnd = self.session.play_round
-        if question.kind != "which_spot" or rnd is None or self._last_image is None:
+        if rnd is None or self._last_image is None:
             return False
-        lift_t = question.context.get("lift_t")
-        frames = self.pull_frames.before(lift_t + 0.2 if lift_t is not None else None)
-        if self.spot_source is not None:  # a replay: what the live camera saw
-            option, evidence = self.spot_source(question)
-        else:
-            option, evidence = settle_which_spot(question, getattr(self.reader, "pipeline", None), self._last_image,
-                                                 frames, rnd.tower.top_level)
-            if self.observer is not None:
-                self.observer("spot", {"options": list(question.options), "block": question.context.get("block"),
-                                       "option": option, "evidence": evidence})
+        if question.kind == "which_block":
+            return self._which_block_from_frames(question, rnd)
+        if question.kind != "which_spot":
+            return False
+        option, evidence = self._where_it_came_out(question, rnd)
         if option is None:
             return False
         self.pull_frames.clear()
         self._answer_itself(question, option, {"source": "camera: where the block stuck out", **evidence})
+        return True
+
+    def _where_it_came_out(self, question: Question, rnd) -> tuple[str | None, dict]:
+        """Which of the question's places ("level/slot") the pull's frames show the block sticking
+        out of (None: not clear)."""
+        lift_t = question.context.get("lift_t")
+        frames = self.pull_frames.before(lift_t + 0.2 if lift_t is not None else None)
+        if self.spot_source is not None:  # a replay: what the live camera saw
+            return self.spot_source(question)
+        option, evidence = settle_which_spot(question, getattr(self.reader, "pipeline", None), self._last_image,
+                                             frames, rnd.tower.top_level)
+        if self.observer is not None:
+            self.observer("spot", {"options": list(question.options), "block": question.context.get("block"),
+                                   "option": option, "evidence": evidence})
+        return option, evidence
+
+    def _which_block_from_frames(self, question: Question, rnd) -> bool:
+        """A block on top read doubtfully among a few candidates: where the pull's frames show a block
+        sticking out of the tower names it, through the map (each candidate's places are scored)."""
+        tower = rnd.tower
+        names = set(question.options)
+        if len(names) > self.fuser.config.which_block_from_frames_max:
+            return False  # "which block was it, of all?": too many places to tell apart from the frames
+        places = tuple(f"{lv}/{s}" for lv, s, b in tower.positions() if b.name in names and lv < tower.top_level)
+        if len(places) < 2:
+            return False
+        probe = Question(question.text, places, {**question.context, "block": None}, kind="which_spot")
+        option, evidence = self._where_it_came_out(probe, rnd)
+        if option is None:
+            return False
+        level, slot = (int(v) for v in option.split("/"))
+        block = tower.at(level, slot).name
+        self.pull_frames.clear()
+        evidence = {"source": "camera: where the block stuck out", "block_read_as": list(question.options), **evidence}
+        for out in self.fuser.answer(question, block, rnd):
+            if isinstance(out, Question):  # the map holds that block twice: the frames said which
+                if out.kind == "which_spot" and option in out.options:
+                    self._answer_itself(out, option, evidence)
+                else:
+                    self._ask(out)
+                continue
+            out.evidence.pop("answered", None)
+            out.evidence.pop("question", None)
+            out.evidence.update(evidence)
+            self._submit_all([out])
         return True
 
     def _answer_itself(self, question: Question, option: str, evidence: dict) -> None:

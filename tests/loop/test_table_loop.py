@@ -160,3 +160,39 @@ def test_a_collapse_taken_back_on_the_page_reopens_the_round_and_the_referee_wat
     session.hub.submit({"action": "undo"}, source="page")  # a knock taken for a collapse: the table takes it back
     run(clock, loop, 1.6)
     assert not session.over and not loop.fuser.collapsed  # watching the tower again
+
+
+def test_a_doubtful_block_is_named_by_where_the_pull_frames_show_it_sticking_out():
+    """Read "red 2, or red 1, or red 3?" on top: the frames of the pull show a block coming out of
+    level 2, slot 0, which the map says is the red 2. No one is asked."""
+    doubtful = SlotReading(Block.parse("red-2"), 0.2, (("red-2", 0.2), ("red-1", 0.18), ("red-3", 0.15)))
+
+    class DoubtfulReader(ScriptedReader):
+        def read(self, image, t, seq, z_hint_mm=None, top_names=None):
+            r = super().read(image, t, seq, z_hint_mm, top_names)
+            if r.orientation == "x":
+                return TopLevelReading("x", (SlotReading(None, 0.9), doubtful, SlotReading(None, 0.9)), r.hands, t=t)
+            return r
+
+    probes = []
+
+    def pull_frames_show(question):
+        probes.append(question.options)
+        return "2/0", {"stick_out_scores": {"2/0": 0.3}}
+
+    script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "red-2", None], "x", ["east"]),
+              (2.0, [None, "red-2", None], "x", [])]
+    events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
+    clock = Clock()
+    session = RefereeSession(clock=clock)
+    session.start_match(["Ana", "Ben", "Cy"])
+    session.start_round(TOWER)
+    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), DoubtfulReader(clock, script), Camera(clock),
+                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1,
+                     spot_source=pull_frames_show)
+    run(clock, loop, 3.0)
+    assert probes and set(probes[0]) == {"1/0", "2/0", "3/0"}
+    pull = next(f for f in loop.stats.fused if f.event["event"] == "pull")
+    assert (pull.event["level"], pull.event["slot"], pull.event["block"]) == (2, 0, "red-2")
+    assert pull.evidence["source"] == "camera: where the block stuck out"
+    assert session.question is None and not loop.stats.questions
