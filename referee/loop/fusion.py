@@ -349,6 +349,11 @@ class Fuser:
         pull.last_names = names
         if pull.stable < self.config.settle_frames:
             return []
+        return self._judge_settled(pull, reading, rnd, min_conf)
+
+    def _judge_settled(self, pull: "_Pull", reading: TopLevelReading, rnd: Round, min_conf: float) -> list[Output]:
+        """The top has held still on enough frames: the place, if the weight (or a longer still top)
+        says the block is no longer carried."""
         in_hand = pull.lift_t is not None and pull.place_t is None
         if in_hand and (min_conf > 0 or pull.stable < 2 * self.config.settle_frames):
             return []  # the block may still be held just above the top: wait for its weight (or a longer still top)
@@ -409,8 +414,16 @@ class Fuser:
                             pull.votes[seat] += 1
             return []
         if kind is SensorEventKind.PLACE and self.pull is not None:
-            self.pull.place_t = event.t
-            return []
+            pull = self.pull
+            pull.place_t = event.t
+            # The top already held still with the new block on it: the weight coming back is the
+            # last thing the place waited for, so it is called now, not at the next frame.
+            last = self.recent[-1] if self.recent else None
+            if last is None or pull.stable < self.config.settle_frames or \
+                    tuple(last.names) + (last.orientation,) != pull.last_names:
+                return []
+            covered = bool(last.hands) or last.uncertain
+            return self._judge_settled(pull, last, rnd, self.config.place_under_hand_confidence if covered else 0.0)
         if kind is SensorEventKind.TOUCH:
             seat = self._hand_seat_near(event.t)
             if seat is None or self.pull is not None:

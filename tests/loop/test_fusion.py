@@ -420,6 +420,16 @@ def test_a_block_still_carried_over_the_top_is_no_place_until_its_weight_is_back
     f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
     carried = [top([None, "red-2", None], "x", 1.0 + i / 15, [hand("east")]) for i in range(4)]
     assert feed(f, rnd, carried) == []
-    f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.3), rnd)
-    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.35 + i / 15, [hand("east")]) for i in range(2)])
+    out = f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.3), rnd)  # the top held still: called with the weight
     assert [o.event["event"] for o in out] == ["pull", "place"] and out[-1].released_at == 1.3
+
+
+def test_the_weight_coming_back_calls_the_place_only_on_a_top_that_held_still():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    feed(f, rnd, [top([None, "red-2", None], "x", 1.0, [hand("east")])])  # one frame: not yet still
+    assert f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.1), rnd) == []
+    out = feed(f, rnd, [top([None, "red-2", None], "x", 1.15, [hand("east")])])
+    assert [o.event["event"] for o in out] == ["pull", "place"]
