@@ -338,7 +338,8 @@ SLEEVE_RGB = [(40, 40, 45), (200, 200, 205), (150, 30, 40), (30, 60, 120), (90, 
 def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: SynthOptions, top_z: float,
                 light) -> tuple[int, list[dict]]:
     """0-2 hands: arms from any direction (a player's seat), tips over the tower or near it, the
-    second hand often from the same side so the two overlap; skin tones from very light to very
+    second hand often from the same side so the two overlap, or the same player's other hand
+    beside the first (its arm from the other shoulder); skin tones from very light to very
     dark, sometimes a sleeve. Hands together leave at least three markers in view (a kit image
     must be readable). Returns the label's hand count and each hand's truth."""
     n_hands = int(rng.choice(3, p=np.asarray(opt.hand_probs) / sum(opt.hand_probs)))
@@ -353,24 +354,39 @@ def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: Syn
     # each marker's corners and centre, with its white border: covering any of them can hide it
     probes = [cam.project(np.array([[*(c.mean(axis=0) + 1.25 * (q - c.mean(axis=0))), 0.0] for q in c]
                                    + [[*c.mean(axis=0), 0.0]])) for c in tray.markers.values()]
+    first = None
     for k in range(n_hands):
         inside = rng.random() < 0.8
         tone = skin if rng.random() < 0.5 else _skin_tone(rng, opt)
         z = top_z + rng.uniform(15, 60)
         sleeve = SLEEVE_RGB[int(rng.integers(len(SLEEVE_RGB)))] if rng.random() < 0.3 else None
+        # one player's two hands (the "Uno!" foul): same skin and sleeve, side by side, each arm
+        # from its own shoulder either side of the seat
+        pair = first is not None and rng.random() < 0.3
+        if pair:
+            inside, tone, sleeve, z = first["inside"], first["tone"], first["sleeve"], first["z"] + rng.uniform(-10, 10)
         for _ in range(30):
-            if k == 1 and rng.random() < 0.4:
-                seat = truth[0]["from_deg"] + rng.choice([-1, 1]) * rng.uniform(8, 35)  # overlapping the first
+            if pair:
+                side = rng.choice([-1, 1])
+                seat = first["seat"] + side * rng.uniform(20, 40)
+                sa = math.radians(first["seat"])
+                tip = first["tip"] + side * rng.uniform(55, 110) * np.array([-math.sin(sa), math.cos(sa)])
             else:
-                seat = rng.uniform(0, 360)
-            if inside:  # the fingertip anywhere within one block length of the footprint
-                reach = rng.uniform(-0.8 * half, zone - 25)
-            else:
-                reach = rng.uniform(zone + 30, zone + 75)
-            # the tip lies on the square at `reach` outside the footprint, in a direction near the seat
-            a = math.radians(seat + (rng.normal(0, 50) if inside else rng.normal(0, 25)))
-            u = np.array([math.cos(a), math.sin(a)])
-            tip = np.array(tray.tower_center) + u * (half + reach) / max(abs(u[0]), abs(u[1]))
+                if k == 1 and rng.random() < 0.4:
+                    seat = truth[0]["from_deg"] + rng.choice([-1, 1]) * rng.uniform(8, 35)  # overlapping the first
+                else:
+                    seat = rng.uniform(0, 360)
+                if inside:  # the fingertip anywhere within one block length of the footprint
+                    reach = rng.uniform(-0.8 * half, zone - 25)
+                else:
+                    reach = rng.uniform(zone + 30, zone + 75)
+                # the tip lies on the square at `reach` outside the footprint, in a direction near the seat
+                a = math.radians(seat + (rng.normal(0, 50) if inside else rng.normal(0, 25)))
+                u = np.array([math.cos(a), math.sin(a)])
+                tip = np.array(tray.tower_center) + u * (half + reach) / max(abs(u[0]), abs(u[1]))
+            out_by = np.abs(tip - np.array(tray.tower_center)).max() - half
+            if pair and (out_by > zone - 10 if inside else out_by < zone + 20):
+                continue  # the other hand is in the zone as the first is, clear of the zone's edge
             if any(np.linalg.norm(tip - np.array(t["tip_mm"])) < 60 for t in truth):
                 continue  # two hands cannot hold the same place: they overlap, side by side
             shapes = _hand_shapes(cam, rng, tray, tip, seat, z, tone, sleeve)
@@ -386,10 +402,12 @@ def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: Syn
         else:
             continue  # no pose of this hand leaves the tray readable: leave it out
         covered = mask
+        if first is None:
+            first = {"inside": inside, "tone": tone, "sleeve": sleeve, "z": z, "seat": seat, "tip": tip}
         _paint_hand(img, cam, rng, shapes, light)
         hands_in += inside
         truth.append({"from_deg": round(seat % 360, 1), "over_tower": bool(inside),
-                      "tip_mm": [round(float(v), 1) for v in tip]})
+                      "tip_mm": [round(float(v), 1) for v in tip], "same_player_as_first": bool(pair)})
     return hands_in, truth
 
 

@@ -116,3 +116,42 @@ def test_hands_are_still_looked_for_when_the_towers_height_is_unknown():
     tray_bgr = tl.tray_color(cfg, TRAY, reg, img)
     hands = find_hands(cfg, TRAY, reg, img, tray_bgr, float("nan"), None, tl.color_gains(cfg, tray_bgr))
     assert len(hands) == 1 and _gap(hands[0].entry_deg, 200.0) < 30
+
+
+def _arm(x, y, width, reach, on_tower=False):
+    from vision.hands import ArmEntry
+
+    return ArmEntry((x, y), (0.0, -1.0), width, reach, on_tower, True, (x, y + 100.0), 270.0)
+
+
+def test_a_thumb_crossing_the_edge_beside_its_arm_is_not_a_second_hand():
+    from vision.hands import _absorb_slivers
+
+    arm, thumb = _arm(0.0, -200.0, 80.0, 90.0), _arm(60.0, -200.0, 18.0, 20.0, on_tower=True)
+    out = _absorb_slivers([arm, thumb], min_width=40.0, near_mm=120.0)
+    assert len(out) == 1
+    # what the thumb reached is the arm's: the hand reaches the tower
+    assert out[0].reach_mm == 20.0 and out[0].on_tower and out[0].width_mm == 80.0
+
+
+def test_a_narrow_arm_on_its_own_or_far_from_another_is_still_an_arm():
+    from vision.hands import _absorb_slivers
+
+    assert len(_absorb_slivers([_arm(0.0, -200.0, 25.0, 10.0)], 40.0, 120.0)) == 1
+    assert len(_absorb_slivers([_arm(0.0, -200.0, 80.0, 10.0), _arm(200.0, 0.0, 25.0, 10.0)], 40.0, 120.0)) == 2
+
+
+def test_synthetic_kits_hold_one_players_two_hands_side_by_side():
+    """The "Uno!" foul: the same player's hands, arms from shoulders either side of one seat."""
+    from vision.synthkit import SynthOptions, render_sample
+
+    pairs = 0
+    for seed in range(40):
+        _, out = render_sample(np.random.default_rng(seed), TRAY, SynthOptions(hand_probs=(0.0, 0.0, 1.0)))
+        hs = out["extra"]["hands"]
+        if len(hs) == 2 and hs[1]["same_player_as_first"]:
+            assert math.dist(hs[0]["tip_mm"], hs[1]["tip_mm"]) < 115  # side by side
+            assert 20 <= _gap(hs[0]["from_deg"], hs[1]["from_deg"]) <= 40  # from either shoulder
+            assert hs[0]["over_tower"] == hs[1]["over_tower"]
+            pairs += 1
+    assert pairs >= 3
