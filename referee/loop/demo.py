@@ -460,6 +460,8 @@ def referee_caught_up(rnd, twin) -> bool:
 
 def truth_option(question, truth: list[dict]) -> str | None:
     """The choice a player who saw the turn picks for the referee's question (None: none is right)."""
+    if question.kind == "who_touched":
+        return _who_touched(question, truth)
     pull = next((e for e in truth if e["type"] == "pull"), None)
     place = next((e for e in truth if e["type"] == "place"), None)
     if question.kind == "where_placed" and place is not None:
@@ -470,6 +472,18 @@ def truth_option(question, truth: list[dict]) -> str | None:
         pick = pull["block"]
     else:
         return None
+    return pick if pick in question.options else None
+
+
+def _who_touched(question, truth: list[dict]) -> str | None:
+    """Who had a hand on the tower when it fell, in this turn's truth (a pull under way, a touch),
+    as a player at the table would answer; "nobody" when no one did."""
+    fell = next((e["t"] for e in truth if e["type"] == "collapse"), question.context.get("t"))
+    names = question.context.get("players") or []
+    at_tower = [(e.get("t_start", e["t"]), e["seat"]) for e in truth
+                if e["type"] in ("pull", "touch", "two_hands", "push") and "seat" in e
+                and e.get("t_start", e["t"]) <= (fell if fell is not None else float("inf"))]
+    pick = names[max(at_tower)[1]] if at_tower and max(at_tower)[1] < len(names) else "nobody"
     return pick if pick in question.options else None
 
 

@@ -146,10 +146,12 @@ class Question:
     text: str
     options: tuple[str, ...]
     context: dict = field(default_factory=dict)
-    kind: str = "which_block"  # "which_block" (a block name), "which_spot" ("level/slot" it left), "where_placed"
+    kind: str = "which_block"  # "which_block" (a block name), "which_spot" ("level/slot" it left), "where_placed",
+                               # "who_touched" (a player, or NOBODY, after a collapse)
 
 
 Output = Union[FusedEvent, Question]
+NOBODY = "nobody"  # the answer to "who was touching the tower?" when no one was
 
 
 @dataclass
@@ -457,6 +459,13 @@ class Fuser:
             out.append(FusedEvent({"event": "touch", "player": rnd.players[seat]},
                                   {"t": event.t, "seat": seat, "why": "hand on the tower as it fell"}))
         out.append(FusedEvent({"event": "collapse"}, evidence, released_at=event.t))
+        if seat is None:
+            # No hand was seen at the tower: RULES.md 8 blames the last player who touched it. The
+            # camera may have missed a hand, so the table is asked; an answer naming someone else
+            # takes the call back and blames them (table_loop).
+            out.append(Question("The tower fell with no hand seen on it: was anyone touching it?",
+                                (*rnd.players, NOBODY), {"t": event.t, "players": list(rnd.players)},
+                                kind="who_touched"))
         self.pull = None
         self.collapsed = True
         return out

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from referee.loop.fusion import FusedEvent, Fuser, Question
+from referee.loop.fusion import NOBODY, FusedEvent, Fuser, Question
 from referee.loop.pulled_from import PullFrames, settle_which_spot
 from referee.loop.session import RefereeSession
 from referee.observations import ButtonPress, SensorEvent, TopLevelReading
@@ -337,6 +337,8 @@ class TableLoop:
         rnd = self.session.play_round
         if question is None or rnd is None:
             raise ValueError("the referee no longer waits for that answer")
+        if question.kind == "who_touched":
+            return self._who_touched(question, option)
         self._asked = None
         self.fuser.reset_pull()
         events: list[tuple[dict, dict]] = []
@@ -346,6 +348,21 @@ class TableLoop:
             else:
                 events.append((out.event, out.evidence))
         return events
+
+    def _who_touched(self, question: Question, option: str) -> list[tuple[dict, dict]]:
+        """After a collapse no hand was seen at: the table says who was touching the tower. The call
+        stands if that is whom it blamed (or nobody was); else it is taken back and made again with
+        that player's touch (RULES.md 8: the player touching the tower loses)."""
+        rnd = self.session.round
+        if option not in question.options:
+            raise ValueError(f"{option!r} is not one of the choices")
+        if option == NOBODY or rnd.outcome is None or rnd.outcome.loser == option:
+            return []
+        evidence = {"t": question.context.get("t"), "why": "the table said this player was touching the tower"}
+        undone = self.session.undo_last(source="answer: who was touching the tower", reason="the table named who touched it")
+        if not undone.get("ok"):
+            raise ValueError(undone.get("error", "the collapse could not be taken back"))
+        return [({"event": "touch", "player": option}, evidence), ({"event": "collapse"}, evidence)]
 
     def _submit(self, fused: FusedEvent) -> None:
         if fused.event.get("event") == "collapse":  # the page plots what the sensors felt

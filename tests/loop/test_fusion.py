@@ -162,8 +162,17 @@ def test_the_top_vanishing_after_an_impact_is_a_collapse():
     f.on_sensor(SensorEvent(SensorEventKind.KNOCK, 1.0), rnd)
     empty = [None, None, None]
     out = feed(f, rnd, [top(empty, "y", 1.1 + i / 10) for i in range(3)])
-    assert [o.event["event"] for o in out] == ["collapse"]
+    assert [o.event["event"] for o in out if isinstance(o, FusedEvent)] == ["collapse"]
     assert feed(f, rnd, [top(empty, "y", 2.0)]) == []  # said once
+
+
+def test_a_collapse_with_no_hand_seen_asks_the_table_who_was_touching_the_tower():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    out = f.on_sensor(SensorEvent(SensorEventKind.COLLAPSE, 3.0, 0.9, {"drop_g": 250.0}), rnd)
+    assert [o.event for o in out if isinstance(o, FusedEvent)] == [{"event": "collapse"}]
+    (question,) = [o for o in out if isinstance(o, Question)]
+    assert question.kind == "who_touched" and question.options == ("Ana", "Ben", "Cy", "nobody")
 
 
 def test_a_top_hidden_for_a_moment_without_an_impact_is_no_collapse():

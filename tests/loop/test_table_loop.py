@@ -196,3 +196,37 @@ def test_a_doubtful_block_is_named_by_where_the_pull_frames_show_it_sticking_out
     assert (pull.event["level"], pull.event["slot"], pull.event["block"]) == (2, 0, "red-2")
     assert pull.evidence["source"] == "camera: where the block stuck out"
     assert session.question is None and not loop.stats.questions
+
+
+def test_a_collapse_no_hand_was_seen_at_is_blamed_on_whom_the_table_names():
+    """RULES.md 8: the player touching the tower loses. The camera missed Ben's hands; the referee
+    blamed the last to touch it, asked, and the table's answer moves the loss to Ben. The log keeps
+    the first call, voided."""
+    from web_ui.store import MatchStore
+
+    script = [(0.0, TOP, "y", [])]
+    events = [SensorEvent(SensorEventKind.COLLAPSE, 0.9, 0.95, {"drop_g": 250.0})]
+    clock = Clock()
+    store = MatchStore(":memory:")
+    session = RefereeSession(store, clock=clock)
+    session.start_match(["Ana", "Ben", "Cy"])
+    session.start_round(TOWER)
+    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), ScriptedReader(clock, script), Camera(clock),
+                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1)
+    run(clock, loop, 1.5)
+    assert session.over and session.round.outcome.loser == "Ana"  # the builder: nobody else touched it, as far as it saw
+    question = session.question
+    assert question is not None and question["options"] == ["Ana", "Ben", "Cy", "nobody"]
+    session.answer(question["id"], "Ben", source="page")
+    assert session.over and session.round.outcome.loser == "Ben"
+    kinds = [e.event["event"] for e in store.iter_events(session.match_id)]
+    assert kinds == ["setup", "touch", "collapse"]
+
+
+def test_nobody_touching_the_fallen_tower_leaves_the_call_as_it_was():
+    script = [(0.0, TOP, "y", [])]
+    events = [SensorEvent(SensorEventKind.COLLAPSE, 0.9, 0.95, {"drop_g": 250.0})]
+    clock, session, loop, _ = make_loop(script, events)
+    run(clock, loop, 1.5)
+    session.answer(session.question["id"], "nobody", source="page")
+    assert session.over and session.round.outcome.loser == "Ana"
