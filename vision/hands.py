@@ -145,20 +145,17 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
 
 
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
-                  rounds: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(chroma, shift, warm) of the cells of each region against the bare surface behind them,
-    room light taken out (cells in no region: 0, 0, 0).
+                  rounds: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """(chroma, shift) of the cells of each region against the bare surface behind them, room
+    light taken out (cells in no region: 0, 0).
 
     Log colour difference per channel, minus a quadratic surface over the region fitted to its
     cells (robustly: most of it is bare): that removes a light gradient, a lamp's fall-off and a
     colour cast the global gains missed. What remains: `shift`, the mean log brightness change (a
-    shadow makes it negative, keeping the colour), `chroma`, the mean absolute colour change, and
-    `warm`, half the change of red against blue (skin is redder than what it covers; a shadow,
-    lit only by the room's cooler light, turns bluer)."""
+    shadow makes it negative, keeping the colour), and `chroma`, the mean absolute colour change."""
     n = px.shape[0] * px.shape[1]
     chroma = np.zeros(n, np.float32)
     shift = np.zeros(n, np.float32)
-    warm = np.zeros(n, np.float32)
     q0 = xy.reshape(-1, 2)
     q0 = ((q0 - q0.mean(axis=0)) / 100.0).astype(np.float32)
     for region in regions:
@@ -185,8 +182,7 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         sh = d.mean(axis=1)
         shift[idx] = sh
         chroma[idx] = np.abs(d - sh[:, None]).mean(axis=1)
-        warm[idx] = 0.5 * (d[:, 2] - d[:, 0])  # BGR
-    return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2]), warm.reshape(px.shape[:2])
+    return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
 def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray) -> np.ndarray:
@@ -196,13 +192,11 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is the case this cannot tell apart."""
-    chroma, shift, warm = colour_change(px, ref, regions, xy, float(hc["fit_trim"]))
+    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays):
-    # a darker cell needs a larger colour change to count, unless it turned redder (skin), not bluer
-    dim = shift < math.log(float(hc["shadow_below"]))
-    need = np.where(dim, float(hc["shadow_chroma"]), float(hc["chroma"]))
-    return ((chroma > need) | (dim & (warm > float(hc["shadow_warm"]))) | (shift < math.log(float(hc["dark"])))
-            | (shift > math.log(float(hc["bright"]))))
+    # a darker cell needs a larger colour change to count
+    need = np.where(shift < math.log(float(hc["shadow_below"])), float(hc["shadow_chroma"]), float(hc["chroma"]))
+    return (chroma > need) | (shift < math.log(float(hc["dark"]))) | (shift > math.log(float(hc["bright"])))
 
 
 def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_top: float, n: int) -> np.ndarray:
