@@ -29,6 +29,7 @@ WINDOW_S = {"lift": (-0.75, 0.75), "place": (-0.75, 0.75), "touch": (-0.3, 0.6),
 # Which collapses lost weight is read from the load cell at rest, long before and after (a physical fact the
 # detector must find quickly, not its own output). Detections near the other collapses are not false alarms.
 OFF_TRAY_G = 50.0  # the one block in hand plus two more
+GAVE_UP_S = 2.0  # the longest a player feels a block before giving up on it
 BENIGN_TOUCH_S = 1.0  # touches during a pull (from its start), or this close to a place/two-hands event, are that hand
 
 
@@ -164,9 +165,16 @@ def score(events: Iterable[SensorEvent], truth: list[dict], scores: dict[str, Ki
         sc.truth += len(wanted)
         # a pull may leave the tray's weight any time from the hand's arrival (t_start) to the block being out
         starts = {float(x["t"]): float(x["t_start"]) for x in truth if x.get("type") == "pull" and "t_start" in x}
+        # a player who gives up on a block touched it from the hand's arrival (after the previous event,
+        # at most GAVE_UP_S before) until letting go, which is the time the twin records
+        times = sorted(float(x["t"]) for x in truth)
+        gave_up = {float(x["t"]): max([t for t in times if t < float(x["t"])] + [float(x["t"]) - GAVE_UP_S])
+                   for x in truth if x.get("type") == "touch" and x.get("gave_up")}
         def window(tt: float) -> tuple[float, float]:
             if kind == "lift" and tt in starts:
                 return min(tt + lo, starts[tt] - 0.2), tt + hi
+            if kind == "touch" and tt in gave_up:
+                return max(gave_up[tt], tt - GAVE_UP_S), tt + hi
             return tt + lo, tt + hi
         pairs = sorted((abs(e.t - tt), i, j) for i, tt in enumerate(wanted) for j, e in enumerate(dets)
                        if window(tt)[0] <= e.t <= window(tt)[1])

@@ -11,7 +11,10 @@ the tower with no hand on them; this detector decides:
 - a block lying at one place (within `same_place_mm`) for `persist_s` of frames is a collapse even with no
   thud (a block may slide off quietly, or land on the table beside the tray, which the tray cannot feel);
   so is a block cut by the picture's edge, which only counts once it stays;
-- the sensors' own collapse events pass through; after the first collapse nothing more is reported.
+- the sensors' own collapse events pass through; after the first collapse nothing more is reported;
+- while a player carries a block (the sensors' lift, no place yet, passed to `sensor_event`) the block in
+  hand, seen beside the tower, is not a fallen one: blocks must then be `in_hand_min_confidence` sure
+  (the match loop's table_loop passes the same rule itself, `in_hand_min_confidence` of FallenWatch).
 
 Blocks already lying outside the tower when the round starts (`ignore`) are not a collapse.
 """
@@ -59,6 +62,7 @@ class CameraConfirmedCollapse:
     def __post_init__(self) -> None:
         self._tracks: list[_Track] = []
         self._ignored: list[np.ndarray] = []
+        self.carrying = False  # a block is in a player's hand (the sensors' lift, not yet placed)
 
     def ignore(self, blocks: Iterable[SeenBlock]) -> None:
         """Blocks lying outside the tower before the round began (not a collapse)."""
@@ -66,10 +70,12 @@ class CameraConfirmedCollapse:
 
     def reset(self) -> None:
         """A new round: the tower stands again."""
-        self.collapsed, self._tracks, self._ignored = False, [], []
+        self.collapsed, self._tracks, self._ignored, self.carrying = False, [], [], False
 
     def sensor_event(self, event: SensorEvent) -> SensorEvent | None:
-        """The sensors' events: a collapse passes through (once)."""
+        """The sensors' events: a collapse passes through (once); lifts and places say whether a block is in hand."""
+        if event.kind in (K.LIFT, K.PLACE):
+            self.carrying = event.kind is K.LIFT
         if event.kind is not K.COLLAPSE or self.collapsed:
             return None
         self.collapsed = True
@@ -81,7 +87,8 @@ class CameraConfirmedCollapse:
         if self.collapsed:
             return None
         c = self.cfg
-        seen = [b for b in blocks if b.confidence >= c.min_confidence and not self._is_ignored(b)]
+        least = max(c.min_confidence, c.in_hand_min_confidence) if self.carrying else c.min_confidence
+        seen = [b for b in blocks if b.confidence >= least and not self._is_ignored(b)]
         self._update_tracks(t, seen)
         impact = self.impacts.first_impact(t - c.candidate_window_s, t, c.candidate_g)
         judged = [b for b in seen if b.whole or self.cfg.partial_after_thud]

@@ -9,8 +9,11 @@
 - knock: a short, sharp vibration impulse with no weight step around it (the table, not the tower).
 - touch: a burst above the table's background (vibration, or the tray tilting on the gyro) or a hand
   pressing on the tower, reported `touch_confirm_s` later if no lift, place or knock explains it.
-While the referee's speaker talks (and `holdoff_margin_s` after), touches and knocks are not reported;
-collapses still are (their evidence is the load).
+While the referee's speaker talks (and `holdoff_margin_s` after) the table buzzes: vibration alone then
+starts no touch (a hand pressing on the tower or tilting the tray still does; the load cell and the
+gyro's low-passed tilt do not hear the voice), a knock must peak above `speech.knock_g` (louder than any
+speech), and the buzz is kept out of the background estimate. Collapses are reported as always (their
+evidence is the load).
 
 Feed both streams up to the same time; load samples newer than the IMU data wait for it, unless the IMU
 has gone quiet for `imu_stale_s` (lost chip), in which case the load alone decides.
@@ -35,7 +38,6 @@ class _Segment:
     last_active: float
     peak_vib: float = 0.0
     max_load_dev: float = 0.0
-    held_off: bool = False
     steps: int = 0
     quiet_before: float = 0.0  # how long the tower had been still before it began
 
@@ -170,14 +172,15 @@ class SensorDetectors:
 
         # sharp impulses -> knock (unless the weight changed: then it was the tower)
         vib = self._buf.peak(t_prev, t)
-        if vib >= cfg.imu.knock_accel_g:
+        speaking = self.held_off(t_prev, t)
+        knock_g = max(cfg.imu.knock_accel_g, cfg.speech.knock_g) if speaking else cfg.imu.knock_accel_g
+        if vib >= knock_g:
             if self._impulse is None:
                 first = self._buf.first_above(t_prev, t, cfg.imu.knock_accel_g)
                 self._impulse = _Segment(start=first if first is not None else t, last_active=t)
                 self._impulse.quiet_before = t_prev - self._last_busy_t
             self._impulse.last_active = t
             self._impulse.peak_vib = max(self._impulse.peak_vib, vib)
-            self._impulse.held_off = self._impulse.held_off or self.held_off(t_prev, t)
         if self._impulse is not None:
             self._impulse.max_load_dev = max(self._impulse.max_load_dev, abs(s - ref_before) if ref_before is not None else 0.0)
             if t - self._impulse.last_active >= cfg.imu.quiet_s and self._load.settled:
@@ -185,16 +188,16 @@ class SensorDetectors:
                 self._impulse = None
 
         # activity -> touch: a burst above the background, confirmed once nothing else explains it
-        vib_threshold = self._vibration_threshold(vib, t - t_prev)
+        vib_threshold = self._vibration_threshold(vib, t - t_prev, speaking)
         ref = self._load.reference
         load_dev = abs(s - ref) if (ref is not None and s is not None) else 0.0
         tilt = self._tiltbuf.peak(t_prev, t)
         tilt_threshold = self._tilt_threshold(tilt, t - t_prev)
-        active = vib >= vib_threshold or tilt >= tilt_threshold or load_dev >= cfg.imu.touch_load_g
+        active = (vib >= vib_threshold and not speaking) or tilt >= tilt_threshold or load_dev >= cfg.imu.touch_load_g
         if active and self._impulse is None:
             self._last_busy_t = t
-        if active and self._seg is None and t >= self._touch_quiet_until:
-            first = self._buf.first_above(t_prev, t, vib_threshold)
+        if active and self._seg is None and t >= self._touch_quiet_until and self._armed:  # not in a collapse's aftermath
+            first = None if speaking else self._buf.first_above(t_prev, t, vib_threshold)
             self._seg = _Segment(start=first if first is not None else t, last_active=t)
         if self._seg is not None:
             seg = self._seg
@@ -202,7 +205,6 @@ class SensorDetectors:
                 seg.last_active = t
                 seg.peak_vib = max(seg.peak_vib, vib)
                 seg.max_load_dev = max(seg.max_load_dev, load_dev)
-            seg.held_off = seg.held_off or self.held_off(t_prev, t)
             waited = t - seg.start
             if waited >= cfg.imu.touch_confirm_s and (self._load.settled or waited >= 3 * cfg.imu.touch_confirm_s):
                 out += self._close_segment(seg, t)
@@ -210,10 +212,12 @@ class SensorDetectors:
                 self._seg = None
         return out
 
-    def _vibration_threshold(self, vib: float, dt: float) -> float:
-        """Activity threshold: the fixed floor, or a multiple of the table's background vibration."""
+    def _vibration_threshold(self, vib: float, dt: float, speaking: bool = False) -> float:
+        """Activity threshold: the fixed floor, or a multiple of the table's background vibration
+        (measured while the speaker is silent)."""
         c = self.cfg.imu
-        self._bg.append(vib)
+        if not speaking:
+            self._bg.append(vib)
         n_keep = max(16, int(c.background_window_s / max(dt, 1e-3)))
         while len(self._bg) > n_keep:
             self._bg.popleft()
@@ -258,7 +262,7 @@ class SensorDetectors:
         self._knocks.append(imp.start)
         self._knocks = self._knocks[-20:]
         duration = imp.last_active - imp.start
-        if imp.held_off or not self._armed or not c.knock_min_s <= duration <= c.knock_max_s:
+        if not self._armed or not c.knock_min_s <= duration <= c.knock_max_s:
             return []
         if self._last_step_t >= imp.start - c.quiet_s or self._load.reference is None:
             return []  # the weight changed around it: a pull or place, not the table
@@ -272,7 +276,7 @@ class SensorDetectors:
 
     def _close_segment(self, seg: _Segment, now: float) -> list[SensorEvent]:
         c = self.cfg.imu
-        if seg.steps or seg.held_off or not self._armed:
+        if seg.steps or not self._armed:
             return []
         if self._last_step_t >= seg.start - c.touch_confirm_s:
             return []  # a lift or place: the hands were pulling or placing

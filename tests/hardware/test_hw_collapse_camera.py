@@ -171,3 +171,20 @@ def test_replaying_a_session_the_camera_alone_calls_a_block_that_stays(tmp_path)
     events, fused = replay(s, cfg, frame_check=lambda t, path: (Seen((60.0, 150.0)),) if t >= 6.0 else ())
     assert not [e for e in events if e.kind is K.COLLAPSE]
     assert len(fused) == 1 and fused[0].evidence["camera_t"] >= 6.0
+
+
+def test_while_a_block_is_in_hand_a_doubtful_fallen_block_may_be_that_block(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(20.1))
+    det.sensor_event(SensorEvent(K.LIFT, 20.0))
+    unsure = cfg.min_confidence + 0.5 * (cfg.in_hand_min_confidence - cfg.min_confidence)
+    assert det.frame(20.4, [Seen((60.0, 150.0), confidence=unsure)]) is None
+    ev = det.frame(20.6, [Seen((60.0, 150.0), confidence=cfg.in_hand_min_confidence + 0.05)])
+    assert ev is not None and ev.t == pytest.approx(20.1)
+
+
+def test_once_the_block_is_placed_a_doubtful_fallen_block_counts_again(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(30.5))
+    det.sensor_event(SensorEvent(K.LIFT, 28.0))
+    det.sensor_event(SensorEvent(K.PLACE, 30.0))
+    unsure = cfg.min_confidence + 0.5 * (cfg.in_hand_min_confidence - cfg.min_confidence)
+    assert det.frame(30.7, [Seen((60.0, 150.0), confidence=unsure)]) is not None

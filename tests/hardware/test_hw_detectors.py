@@ -168,3 +168,22 @@ def test_a_table_file_written_before_the_early_place_takes_the_default_settings(
     del data["load"]["early_place_s"], data["load"]["early_place_band_g"]
     cfg = detector_config_from_dict(data)
     assert cfg.load.early_place_s == json.loads(DEFAULT_PATH.read_text())["load"]["early_place_s"]
+
+
+# --- the referee's own voice buzzes the table, but hands and knocks still count -----------------
+def test_a_hand_pressing_on_the_tower_while_the_referee_speaks_is_still_a_touch(cfg):
+    s = Script(6.0, seed=11)
+    s.speak(1.0, 3.0)
+    s.touch(2.0)
+    det = SensorDetectors(cfg)
+    det.speaking(1.0, 4.0)
+    assert _feed_all(det, s) == [K.TOUCH]
+
+
+def test_a_knock_louder_than_the_voice_while_speaking_is_still_a_knock(cfg):
+    s = Script(6.0, seed=12)
+    s.speak(1.0, 3.0)
+    s.knock(2.0)
+    det = SensorDetectors(cfg)
+    det.speaking(1.0, 4.0)
+    assert _feed_all(det, s) == [K.KNOCK]
