@@ -23,7 +23,6 @@ All thresholds live in vision/fallen.json (`load_fallen_config`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -32,7 +31,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import apply_h
-from vision.kit import Tray
+from vision.kit import KitError, Tray, _read_json
 from vision.top_level import expected_tray, foreground, lab_of
 from vision.tray import Registration
 
@@ -93,13 +92,9 @@ def fallen_config_from_dict(data: Any, origin: str = "fallen-block settings") ->
 def load_fallen_config(path: str | Path | None = None) -> dict:
     p = Path(path) if path else DEFAULT_PATH
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FallenConfigError(f"fallen-block settings file {p} does not exist") from None
-    except OSError as exc:
-        raise FallenConfigError(f"fallen-block settings file {p} cannot be read: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FallenConfigError(f"{p} is not valid JSON: {exc}") from None
+        data = _read_json(p, "fallen-block settings file")  # the kit's reader: one set of messages for every JSON file
+    except KitError as exc:
+        raise FallenConfigError(str(exc)) from None
     return fallen_config_from_dict(data, str(p))
 
 

@@ -127,6 +127,8 @@ def test_bad_frames_and_bad_settings_say_what_is_wrong(tmp_path):
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(FallenConfigError, match="not valid JSON"):
         load_fallen_config(bad)
+    with pytest.raises(FallenConfigError, match="is missing"):
+        load_fallen_config(tmp_path / "nowhere.json")
 
 
 def test_from_a_frame_alone_with_visions_pipeline():
