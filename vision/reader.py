@@ -16,6 +16,7 @@ import numpy as np
 
 from referee.blocks import Block
 from referee.observations import SlotReading, TopLevelReading
+from vision import plane_height
 from vision import top_level as tl
 from vision.background import TrayBackground
 from vision.hands import find_hands
@@ -164,7 +165,8 @@ def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.nda
         z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, bg, gains)
     if method == "outline":
         lo, hi = (z - win, z + win) if win > 0 and np.isfinite(z) else (0.0, np.inf)
-        z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
+        fit = plane_height.fit_height if p.cfg["align"].get("search", "plane") == "plane" else tl.fit_height
+        z = fit(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
     elif method != "silhouette":
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):

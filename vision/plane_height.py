@@ -1,0 +1,249 @@
+"""The top face's height, searched on the tray plane: one warp, then every candidate is a scaling.
+
+Seen from the camera centre C, the horizontal plane at height z lands on the tray plane scaled
+by k = Cz / (Cz - z) about the nadir (Cx, Cy). So the frame is rectified onto the tray plane once
+(only the region any candidate face can cover), and the top face at every candidate height is
+an axis-aligned square there: probing a candidate is an index computation, not a projection of
+points through the camera and a gather from the whole frame. The scores follow the image-space
+ones in `top_level` (outline steps, slot-boundary pattern, band inside not bare tray), plus one
+against heights too low: past the sides whose walls the camera cannot see, the top's outline
+has the tray (or a hand) beside it, not more of the top face.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from vision import top_level as tl
+from vision.kit import Tray
+from vision.tray import Registration
+
+SIDE_NORMALS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.float64)  # +x, -x, +y, -y
+
+
+@dataclass(frozen=True)
+class PlaneView:
+    """The frame rectified onto the tray plane, with what the probes read from it."""
+
+    img: np.ndarray      # lightly smoothed 8-bit BGR
+    steps: np.ndarray    # (H, W, 4) float32: colour step along x, along y, and each at its best within the window
+    ppm: float           # pixels per tray mm
+    x0: float            # tray mm of column 0
+    y1: float            # tray mm of row 0 (rows go south, -y)
+    nadir: np.ndarray    # (2,) the camera centre's foot on the tray, mm
+    cam_z: float         # the camera centre's height over the tray, mm
+
+    def lift(self, pts: np.ndarray, zs: np.ndarray) -> np.ndarray:
+        """(M, 2) points of a plane at each height in zs -> (Z, M, 2) tray-plane mm where they appear."""
+        k = self.cam_z / (self.cam_z - np.asarray(zs, dtype=np.float64))
+        return self.nadir + (np.asarray(pts, dtype=np.float64)[None] - self.nadir) * k[:, None, None]
+
+    def index(self, mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tray mm (..., 2) -> flat pixel index (clipped into the view) and whether it is inside."""
+        h, w = self.img.shape[:2]
+        c = np.rint((mm[..., 0] - self.x0) * self.ppm).astype(np.int32)
+        r = np.rint((self.y1 - mm[..., 1]) * self.ppm).astype(np.int32)
+        inside = (c >= 0) & (c < w) & (r >= 0) & (r < h)
+        return np.clip(r, 0, h - 1) * w + np.clip(c, 0, w - 1), inside
+
+
+def colour_steps(img: np.ndarray, o: int) -> tuple[np.ndarray, np.ndarray]:
+    """Summed absolute colour difference between the pixels o to either side, along x and along y."""
+    h, w = img.shape[:2]
+    ones = np.ones((1, 3), np.float32)
+    sx = np.zeros((h, w), np.float32)
+    sy = np.zeros((h, w), np.float32)
+    sx[:, o:w - o] = cv2.transform(cv2.absdiff(img[:, 2 * o:], img[:, :w - 2 * o]).astype(np.float32), ones)
+    sy[o:h - o, :] = cv2.transform(cv2.absdiff(img[2 * o:], img[:h - 2 * o]).astype(np.float32), ones)
+    return sx, sy
+
+
+def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_lo: float, z_hi: float) -> PlaneView:
+    """Rectify the region every candidate top face (heights z_lo..z_hi) can cover, plus a margin
+    for the probes, clipped to the tray, and take its colour steps."""
+    ac = cfg["align"]
+    ppm = float(ac["plane_px_per_mm"])
+    C = reg.camera.center
+    nadir, cz = np.asarray(C[:2], dtype=np.float64), float(C[2])
+    half = tray.footprint_half
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    m = float(ac["plane_margin_mm"])
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * (half + m) + c
+    k = cz / (cz - np.array([z_lo, z_hi]))
+    spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
+    ex = tray.extent()
+    lo = np.maximum(spread.min(axis=0), np.array(ex[:2]) - m)
+    hi = np.minimum(spread.max(axis=0), np.array(ex[2:]) + m)
+    x0, y1 = float(lo[0]), float(hi[1])
+    w = max(8, int(np.ceil((hi[0] - lo[0]) * ppm)))
+    h = max(8, int(np.ceil((hi[1] - lo[1]) * ppm)))
+    A = np.array([[1 / ppm, 0, x0], [0, -1 / ppm, y1], [0, 0, 1]])
+    warped = cv2.warpPerspective(img, reg.H @ A, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                 borderMode=cv2.BORDER_REPLICATE)
+    smooth = tl.edge_image(warped)
+    sx, sy = colour_steps(smooth, max(1, int(round(float(cfg["top"]["probe_mm"]) * ppm))))
+    r = max(1, int(round(float(ac["window_mm"]) * ppm)))
+    steps = np.empty((h, w, 4), np.float32)
+    steps[..., 0], steps[..., 1] = sx, sy
+    steps[..., 2] = cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8))
+    steps[..., 3] = cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8))
+    return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz)
+
+
+def _square(tray: Tray, n: int, off: float, sides: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """n points along each side of the footprint square, `off` mm outwards, with their normals."""
+    half = tray.footprint_half
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    t = np.linspace(-0.8 * half, 0.8 * half, n)
+    P, N = [], []
+    for k, nrm in enumerate(SIDE_NORMALS):
+        if sides is not None and not sides[k]:
+            continue
+        tan = np.array([-nrm[1], nrm[0]])
+        P.append(c + (half + off) * nrm + t[:, None] * tan)
+        N.append(np.broadcast_to(nrm, (n, 2)))
+    if not P:
+        return np.empty((0, 2)), np.empty((0, 2))
+    return np.concatenate(P), np.concatenate(N)
+
+
+def hidden_sides(tray: Tray, nadir: np.ndarray) -> np.ndarray:
+    """(4,) which sides of the footprint (+x, -x, +y, -y) have walls the camera cannot see: past
+    such a side's top edge the camera looks down beside the tower, at the tray or a hand."""
+    return (SIDE_NORMALS @ (np.asarray(nadir) - np.asarray(tray.tower_center, dtype=np.float64))) < tray.footprint_half
+
+
+@dataclass(frozen=True)
+class Probes:
+    """Every point the height score reads, on the face (mm), and which step channel each reads."""
+
+    pts: np.ndarray        # (M, 2)
+    channel: np.ndarray    # (M,) 0/1: step along x / y; 2/3: the same at its best in the window; -1: colour
+    n: int                 # points per side
+    parts: dict            # name -> slice of pts
+
+
+def make_probes(cfg: Mapping, tray: Tray, nadir: np.ndarray) -> Probes:
+    ac = cfg["align"]
+    n = int(ac["probes_per_side"])
+    ref = float(ac["reference_mm"])
+    groups = {}
+    P, N = _square(tray, n, 0.0)
+    groups["outline"] = (P, 2 + (np.abs(N[:, 1]) > 0.5))
+    Pi, Ni = _square(tray, n, -ref)
+    Po, No = _square(tray, n, ref)
+    groups["reference"] = (np.concatenate([Pi, Po]), (np.abs(np.concatenate([Ni, No])[:, 1]) > 0.5).astype(int))
+    for o in tl.ORIENTS:
+        seg = tl.slot_segments(tray, o, int(cfg["top"]["samples_per_segment"]))
+        S, K, _ = seg.pts.shape
+        groups[f"segments_{o}"] = (seg.pts.reshape(-1, 2), (np.abs(np.repeat(seg.normal, K, axis=0)[:, 1]) > 0.5).astype(int))
+    Pb, _ = _square(tray, n, -float(ac["band_inset_mm"]))
+    groups["band"] = (Pb, np.full(len(Pb), -1))
+    Pu, _ = _square(tray, n, float(ac["outside_band_mm"]), hidden_sides(tray, nadir))
+    groups["outside"] = (Pu, np.full(len(Pu), -1))
+    parts, start = {}, 0
+    for name, (p, _) in groups.items():
+        parts[name] = slice(start, start + len(p))
+        start += len(p)
+    return Probes(np.concatenate([g[0] for g in groups.values()]),
+                  np.concatenate([np.asarray(g[1], int) for g in groups.values()]), n, parts)
+
+
+def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, tray_bgr: np.ndarray,
+                  bg=None, gains: np.ndarray | None = None) -> np.ndarray:
+    """Per candidate height: the outline's edge fit plus the best slot-boundary pattern (each
+    scaled by its best over the candidates), times the checks that the band just inside the
+    square is not bare tray (against heights too high) and the band past its hidden-wall sides is
+    (against heights too low)."""
+    ac = cfg["align"]
+    Z = len(zs)
+    mm = pv.lift(pr.pts, zs)
+    flat, inside = pv.index(mm)  # (Z, M)
+    steps = pv.steps.reshape(-1)
+    is_step = pr.channel >= 0
+    sv = np.where(inside[:, is_step], steps[flat[:, is_step] * 4 + pr.channel[is_step]], 0.0)
+    val = np.zeros(flat.shape, np.float32)
+    val[:, is_step] = sv
+    n = pr.n
+    sides = val[:, pr.parts["outline"]].reshape(Z, 4, n).mean(axis=2)
+    ref_v = val[:, pr.parts["reference"]].mean(axis=1)
+    w2 = float(ac["second_weakest_weight"])
+    on_v = (1 - w2) * sides.mean(axis=1) + w2 * np.sort(sides, axis=1)[:, 1]
+    out = on_v / (ref_v + float(ac["reference_floor"]))
+    sc = out / (float(out.max()) + 1e-9)
+    w = float(ac["pattern_weight"])
+    if w > 0:
+        pat = []
+        for o in tl.ORIENTS:
+            s = val[:, pr.parts[f"segments_{o}"]].reshape(Z, 10, -1)
+            pat.append(tl._pattern_scores(cfg, np.median(s, axis=2))[0])
+        pat = np.max(pat, axis=0)
+        sc = sc + w * np.maximum(pat, 0.0) / (float(pat.max()) + 1e-9)
+    # colour checks: the view against the bare tray expected at the same pixel
+    cols = np.r_[pr.parts["band"], pr.parts["outside"]]
+    fi, ins = flat[:, cols], inside[:, cols]
+    px = pv.img.reshape(-1, 3)[fi].astype(np.float32)
+    expect, on_tray = _bare_tray_at(mm[:, cols], tray_bgr, bg, gains)
+    fg = _not_tray(cfg["silhouette"], px, expect) & ins
+    nb = pr.parts["band"].stop - pr.parts["band"].start
+    sc = sc * np.clip(fg[:, :nb].mean(axis=1) / float(ac["band_foreground"]), 0.0, 1.0)
+    need = float(ac["outside_bare"])
+    if need > 0 and fg.shape[1] > nb:
+        counted = ins[:, nb:] & on_tray[:, nb:]
+        k = counted.sum(axis=1)
+        bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
+        sc = sc * np.clip(bare / need, 0.0, 1.0)
+    return sc
+
+
+def _bare_tray_at(mm: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, np.ndarray]:
+    """The bare tray's colour at tray points (..., 2) mm in this frame's light (the learnt tray
+    model where it covers the point, else the tray's colour), and whether the model covers it."""
+    expect = np.broadcast_to(np.asarray(tray_bgr, np.float32), mm.shape[:-1] + (3,))
+    if bg is None:
+        return expect, np.ones(mm.shape[:-1], bool)
+    h, w = bg.bgr.shape[:2]
+    c = np.rint((mm[..., 0] - bg.x0) * bg.ppm).astype(np.int32)
+    r = np.rint((bg.y1 - mm[..., 1]) * bg.ppm).astype(np.int32)
+    inside = (c >= 0) & (c < w) & (r >= 0) & (r < h)
+    model = bg.bgr[np.clip(r, 0, h - 1), np.clip(c, 0, w - 1)]
+    ok = inside & np.isfinite(model).all(axis=-1)
+    g = gains if gains is not None else np.ones(3, np.float32)
+    return np.where(ok[..., None], model / np.asarray(g, np.float32), expect), ok
+
+
+def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Pixels whose chromaticity or brightness is not the bare tray's (as `top_level.foreground`)."""
+    px = px + 1.0
+    ref = ref + 1.0
+    s_px, s_ref = px.sum(axis=-1), ref.sum(axis=-1)
+    dist = np.abs(px / s_px[..., None] - ref / s_ref[..., None]).sum(axis=-1)
+    ratio = s_px / s_ref
+    return (dist > float(th["chroma"])) | (ratio < float(th["dark"])) | (ratio > float(th["bright"]))
+
+
+def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
+               bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf) -> float:
+    """The top face's height over the whole range: coarse candidates, the highest good peak, then
+    a fine search round it, all on one rectified view."""
+    ac = cfg["align"]
+    level = tray.block_mm[2]
+    zmax = min(level * float(cfg["top"]["max_levels"]), float(ac["max_camera_fraction"]) * float(reg.camera.center[2]))
+    lo, hi = max(level * 0.5, z_lo), min(zmax, z_hi)
+    if hi <= lo:
+        lo, hi = level * 0.5, zmax
+    step = float(ac["coarse_step_mm"])
+    coarse = np.arange(lo, hi + 1e-6, step)
+    pv = plane_view(cfg, tray, reg, img, lo, float(coarse[-1]) + step)
+    pr = make_probes(cfg, tray, pv.nadir)
+    sc = height_scores(cfg, tray, pv, pr, coarse, tray_bgr, bg, gains)
+    alpha = float(ac["highest_within"])
+    peaks = [i for i in range(len(sc)) if sc[i] >= alpha * sc.max()
+             and sc[i] >= (sc[i - 1] if i > 0 else -np.inf) and sc[i] >= (sc[i + 1] if i + 1 < len(sc) else -np.inf)]
+    z0 = float(coarse[max(peaks) if peaks else int(np.argmax(sc))])
+    fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+    return float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains)))])
