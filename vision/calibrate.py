@@ -17,6 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision import patch_features as pf
 from vision import top_level as tl
 from vision.hands import find_hands
 from vision.kit import Kit, KitError, load_kit
@@ -120,8 +121,9 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 block = lab.slots[s]
                 for _ in range(n_gain):
                     gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
-                    cf = tl.color_features(patch, gains)
-                    X["occupancy"].append(tl.occupancy_features_patch(cfg, patch, gains, cf))
+                    labs = pf.patch_labs([patch], gains)
+                    cf = pf.color_features(labs)[0]
+                    X["occupancy"].append(pf.occupancy_features(cfg, labs, cf[None])[0])
                     Y["occupancy"].append("empty" if block is None else "block")
                     if block is not None:
                         X["color"].append(cf)

@@ -16,6 +16,7 @@ import numpy as np
 
 from referee.blocks import Block
 from referee.observations import SlotReading, TopLevelReading
+from vision import patch_features as pf
 from vision import plane_height
 from vision import top_level as tl
 from vision.background import TrayBackground
@@ -109,11 +110,12 @@ def _check_feature_sizes(d: Path, cfg: dict, tray: Tray, models: Mapping) -> Non
     L, W, _ = tray.block_mm
     patch = np.full((int(round(W * ppm)), int(round(L * ppm)), 3), 128, np.uint8)
     gains = np.ones(3, np.float32)
-    col = tl.color_features(patch, gains)
+    labs = pf.patch_labs([patch], gains)
+    col = pf.color_features(labs)
     gc = cfg["glyph"]
     sizes = {
-        "color": len(col),
-        "occupancy": len(tl.occupancy_features_patch(cfg, patch, gains, col)),
+        "color": col.shape[1],
+        "occupancy": pf.occupancy_features(cfg, labs, col).shape[1],
         "glyph": len(tl.glyph_features(cfg, np.full((int(gc["height"]), int(gc["width"]), 3), 128, np.uint8))),
     }
     for name, n in sizes.items():
@@ -197,14 +199,14 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray):
     """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features."""
     patches = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient)
-    col = np.array([tl.color_features(pa, gains) for pa in patches])
+    labs = pf.patch_labs(patches, gains)
+    col = pf.color_features(labs)
     gly = []
     for s in range(3):
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, s)
         gly.append(tl.glyph_features(p.cfg, crop))
         gly.append(tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1])))
-    occ = np.array([tl.occupancy_features_patch(p.cfg, pa, gains, c) for pa, c in zip(patches, col)])
-    return patches, col, np.array(gly), occ
+    return patches, col, np.array(gly), pf.occupancy_features(p.cfg, labs, col)
 
 
 @dataclass(frozen=True)

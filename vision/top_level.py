@@ -1,11 +1,11 @@
-"""The tower's top level: where it is (height, orientation) and what lies in each slot.
+"""The tower's top level: the geometry of its face and slots, and what lies in each slot.
 
 Stages, each a pure function of (config, inputs):
-1. find_top: project the slot-boundary lines of both orientations at every candidate height and
-   score how well they sit on image edges; the top face is the best-fitting (height, orientation).
-2. slot_patches: rectify each slot of that face into a canonical long-side-horizontal patch.
-3. features: colour (Lab, after colour constancy from the tray surface), glyph (180-degree
-   symmetric HOG) and occupancy (boundary edge strengths); the classifiers live in vision.models.
+1. height: the top face's height (searched on the tray plane in `vision.plane_height`; the
+   image-space search, the silhouette and the outline fits here remain as config options).
+2. slot_patches / glyph_crop / face_image: rectify each slot, its glyph and the whole face.
+3. features: glyph (HOG of L and chroma), orientation (seam profiles, stripe uniformity); colour
+   and occupancy features are in `vision.patch_features`; the classifiers live in vision.models.
 """
 
 from __future__ import annotations
@@ -82,15 +82,6 @@ def _boundary_sets() -> list[tuple[tuple[int, ...], list[int]]]:
 BOUNDARY_SETS = _boundary_sets()
 
 
-@dataclass(frozen=True)
-class TopFace:
-    z: float
-    orientation: str
-    score: float
-    occupancy_guess: tuple[int, int, int]
-    seg_strength: np.ndarray  # (10,) edge strength of each boundary segment at the chosen height
-
-
 def _project_many(cam_K: np.ndarray, R: np.ndarray, t: np.ndarray, pts: np.ndarray, zs: np.ndarray) -> np.ndarray:
     """Project (M,2) tray points at each height in zs -> (Z, M, 2) pixels."""
     base = (np.column_stack([pts, np.ones(len(pts))]) @ np.column_stack([R[:, 0], R[:, 1], t]).T) @ cam_K.T
@@ -133,48 +124,6 @@ def segment_strengths(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.nda
     b = _project_many(cam.K, R, t, minus, zs)
     s = _probe(img_f, a, b).reshape(len(zs), S, K)
     return np.median(s, axis=2)
-
-
-def find_top(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.ndarray, z_hint: float | None = None) -> TopFace:
-    """The height and orientation whose slot boundaries best match image edges.
-
-    `z_hint` (the silhouette height) narrows the search to a window around it.
-    """
-    tc = cfg["top"]
-    level = tray.block_mm[2]
-    coarse = np.arange(level, level * int(tc["max_levels"]) + 1e-6, float(tc["coarse_step_mm"]))
-    if z_hint is not None and np.isfinite(z_hint):
-        w = float(tc["hint_window_mm"])
-        near = coarse[np.abs(coarse - z_hint) <= w]
-        coarse = near if len(near) else coarse
-    per_orient = {}
-    for orient in ORIENTS:
-        strengths = segment_strengths(cfg, tray, reg, img_f, orient, coarse)
-        per_orient[orient] = _pattern_scores(cfg, strengths)
-    top_score = max(float(np.max(sc)) for sc, _ in per_orient.values())
-    # The top face is the highest structure that fits the slot pattern well: lower levels show
-    # strong silhouette edges too, so take the highest good local maximum, not the best one.
-    alpha = float(tc["highest_within"])
-    best = None
-    for orient, (sc, occ) in per_orient.items():
-        for i in range(len(sc)):
-            lo, hi = sc[i - 1] if i > 0 else -np.inf, sc[i + 1] if i + 1 < len(sc) else -np.inf
-            if sc[i] >= alpha * top_score and sc[i] >= lo and sc[i] >= hi:
-                if best is None or coarse[i] > best[2] + 1e-6 or (abs(coarse[i] - best[2]) < 1e-6 and sc[i] > best[0]):
-                    best = (sc[i], orient, coarse[i], occ[i])
-    _, orient, z0, _ = best
-    step = float(tc["coarse_step_mm"])
-    fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(tc["fine_step_mm"]))
-    strengths = segment_strengths(cfg, tray, reg, img_f, orient, fine)
-    sc, occ = _pattern_scores(cfg, strengths)
-    i = int(np.argmax(sc))
-    z = float(fine[i])
-    if tc.get("snap_to_levels", False):
-        z = float(np.clip(np.round(z / level), 1, tc["max_levels"]) * level)
-        strengths = segment_strengths(cfg, tray, reg, img_f, orient, np.array([z]))
-        sc, occ = _pattern_scores(cfg, strengths)
-        i = 0
-    return TopFace(z, orient, float(sc[i]), tuple(occ[i]), strengths[i])
 
 
 def _pattern_scores(cfg: Mapping, strengths: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
@@ -310,30 +259,6 @@ def lab_of(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
     return lab * _LAB_SCALE - _LAB_SHIFT
 
 
-def color_features(patch_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
-    """Lab statistics and a chroma-weighted hue histogram of a slot patch after colour constancy."""
-    lab = lab_of(patch_bgr, gains).reshape(-1, 3)
-    L, a, b = lab[:, 0], lab[:, 1], lab[:, 2]
-    chroma = np.hypot(a, b)
-    hue = np.arctan2(b, a)
-    colored = chroma > 18
-    hb = np.floor((hue + np.pi) / (2 * np.pi) * 12).astype(int) % 12
-    hist = np.bincount(hb[colored], weights=chroma[colored], minlength=12) / (chroma.sum() + 1e-6)
-    med = np.median(lab, axis=0)
-    sel = lab[colored] if colored.sum() > 10 else lab
-    cmed = np.median(sel, axis=0)
-    ph, pw = patch_bgr.shape[:2]
-    frame = np.ones((ph, pw), bool)
-    frame[ph // 5: ph - ph // 5, pw // 5: pw - pw // 5] = False
-    fmed = np.median(lab.reshape(ph, pw, 3)[frame], axis=0)
-    feats = np.concatenate([
-        med / np.array([100, 128, 128]), cmed / np.array([100, 128, 128]), fmed / np.array([100, 128, 128]),
-        hist,
-        [colored.mean(), (L < 25).mean(), ((L > 75) & (chroma < 15)).mean(), chroma.mean() / 100, L.std() / 100],
-    ])
-    return feats.astype(np.float32)
-
-
 _HOG = {}
 
 
@@ -361,16 +286,6 @@ def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
         u8 = cv2.normalize(ch, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
         feats.append(hog.compute(u8).reshape(-1))
     return np.concatenate(feats).astype(np.float32)
-
-
-def occupancy_features(face: TopFace, slot: int, color_f: np.ndarray) -> np.ndarray:
-    """Edge strength of this slot's own boundary relative to the level's best, plus colour cues."""
-    s = face.seg_strength
-    ref = max(float(np.max(s)), 1.0)
-    own = np.array([s[slot], s[slot + 1], s[4 + 2 * slot], s[5 + 2 * slot]]) / ref
-    others = np.delete(s, [slot, slot + 1, 4 + 2 * slot, 5 + 2 * slot]) / ref
-    return np.concatenate([own, [own.mean(), own.min(), others.mean(), float(face.occupancy_guess[slot]), face.score / 255.0],
-                           color_f[-5:]]).astype(np.float32)
 
 
 def expected_tray(bg, reg: Registration, uv: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
@@ -539,37 +454,6 @@ def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.nd
     return np.concatenate([x_mad / scale, x_p80 / scale, y_mad / scale, y_p80 / scale,
                            [(x_p80[0] - y_p80[0]) / scale, (x_mad[0] - y_mad[0]) / scale,
                             (x_p80[:2].mean() - y_p80[:2].mean()) / scale]])
-
-
-def occupancy_features_patch(cfg: Mapping, patch_bgr: np.ndarray, gains: np.ndarray, color_f: np.ndarray) -> np.ndarray:
-    """Does a block lie here? A block's patch is one colour with edges at its long sides; an
-    empty slot shows the level below: seams across the patch, 15 mm further down."""
-    lab = lab_of(patch_bgr, gains)
-    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(axis=2)
-    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2)
-    h, w = gx.shape
-    cols = gx[h // 6: h - h // 6].mean(axis=0)
-    rows = gy[:, w // 8: w - w // 8].mean(axis=1)
-    inner = cols[w // 10: w - w // 10]
-    # a seam across the patch (the level below) is a column peak away from the ends
-    seam_across = float(np.max(inner) / (np.median(inner) + 1.0))
-    # the level below, seen through an empty slot, lies across it: its seams at a third and two
-    # thirds of the patch (a few mm off with the 15 mm of parallax)
-    r = max(1, int(round(w / 75.0 * 4.0)))
-    thirds = [float(cols[max(0, c - r): c + r + 1].max()) for c in (w // 3, 2 * w // 3)]
-    seams_third = float(min(thirds) / (np.median(inner) + 1.0))
-    seams_third_max = float(max(thirds) / (np.median(inner) + 1.0))
-    edge_long = float((rows[:3].max() + rows[-3:].max()) / (np.median(rows) + 1.0))
-    a = lab[..., 1].reshape(-1)
-    b = lab[..., 2].reshape(-1)
-    thirds = [lab[:, k * w // 3:(k + 1) * w // 3].reshape(-1, 3).mean(axis=0) for k in range(3)]
-    spread = float(np.linalg.norm(thirds[0] - thirds[2]) + np.linalg.norm(thirds[0] - thirds[1]) + np.linalg.norm(thirds[1] - thirds[2]))
-    # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
-    tray_lab = lab_of(np.array([[cfg["color"]["tray_ref_bgr"]]], dtype=np.float32)).reshape(3)
-    dE = np.linalg.norm(lab.reshape(-1, 3) - tray_lab, axis=1)
-    return np.concatenate([[seam_across, seams_third, seams_third_max, edge_long, spread / 100, float(np.std(a)) / 50, float(np.std(b)) / 50,
-                            float(gx.mean()) / 50, float(gy.mean()) / 50, float((dE < 10).mean()), float((dE < 20).mean())],
-                           color_f]).astype(np.float32)
 
 
 def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, zs: np.ndarray) -> np.ndarray:
