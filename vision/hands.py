@@ -68,6 +68,8 @@ class ArmEntry:
     on_tray: bool                    # some of it is seen against the tray (not only the table)
     tip_mm: tuple[float, float]
     entry_deg: float
+    # an arm as wide as two, split down its middle: each side's (entry_deg, tip_mm)
+    halves: tuple[tuple[float, tuple[float, float]], ...] = ()
 
 
 def hand_plane_z(cfg: Mapping, z_top: float) -> float:
@@ -298,10 +300,35 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         near = arm[(along <= g) & (along >= -float(hc["width_depth_mm"]))]
         across = (near - E) @ perp
         width = float(np.percentile(across, 97) - np.percentile(across, 3) + g)
+        halves = ()
+        if width >= float(hc["two_arm_width_mm"]):
+            halves = _halves(hc, tray, arm, e, E, u, float(np.median(across)))
         out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
                             float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
-                            _entry_deg(E - c, u, float(hc["seat_radius_mm"]))))
+                            _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves))
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
+
+
+def _halves(hc: Mapping, tray: Tray, arm: np.ndarray, e: np.ndarray, E: np.ndarray, u: np.ndarray,
+            middle: float) -> tuple[tuple[float, tuple[float, float]], ...]:
+    """Two hands side by side from one wide entry: each side of the arm's middle line gets its
+    own entry, direction and tip. One player's two hands come from either shoulder, so their
+    directions differ by tens of degrees; the two sides of one wide arm mostly point alike."""
+    c = np.asarray(tray.tower_center, float)
+    perp = np.array([-u[1], u[0]])
+    out = []
+    for side in (-1.0, 1.0):
+        mine = arm[side * ((arm - E) @ perp - middle) >= 0]
+        edge = e[side * ((e - E) @ perp - middle) >= 0]
+        if len(mine) < 3:
+            return ()
+        Eh = edge.mean(axis=0) if len(edge) else mine[np.argmax((mine - E) @ u)]
+        near = mine[np.linalg.norm(mine - Eh, axis=1) < float(hc["direction_mm"])]
+        d = Eh - near.mean(axis=0) if len(near) else np.zeros(2)
+        d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
+        tip = mine[np.argmin(np.abs(mine - c).max(axis=1))]
+        out.append((_entry_deg(Eh - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
+    return tuple(out)
 
 
 def _absorb_slivers(arms: list[ArmEntry], min_width: float, near_mm: float) -> list[ArmEntry]:
@@ -361,11 +388,14 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
         # only the table behind it: nothing pins its height, so it must lead onto the tower
         if not (a.on_tower or (a.on_tray and a.reach_mm <= float(hc["reach_mm"]))):
             continue
-        count = 2 if a.width_mm >= float(hc["two_arm_width_mm"]) else 1
-        conf = float(min(1.0, a.width_mm / float(hc["two_arm_width_mm"]) * 2)) if count == 1 else 0.6
-        side = side_of(a.entry_deg)
-        for _ in range(count):
-            hands.append(HandReading(side=side, tip_mm=a.tip_mm, confidence=round(conf, 3), entry_deg=round(a.entry_deg, 1)))
+        if a.width_mm >= float(hc["two_arm_width_mm"]):  # two side by side, each from its own side of the arm
+            looks = a.halves or ((a.entry_deg, a.tip_mm),) * 2
+            for deg, tip in looks:
+                hands.append(HandReading(side=side_of(deg), tip_mm=tip, confidence=0.6, entry_deg=round(deg, 1)))
+            continue
+        conf = float(min(1.0, a.width_mm / float(hc["two_arm_width_mm"]) * 2))
+        hands.append(HandReading(side=side_of(a.entry_deg), tip_mm=a.tip_mm, confidence=round(conf, 3),
+                                 entry_deg=round(a.entry_deg, 1)))
     return tuple(hands)
 
 

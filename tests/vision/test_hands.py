@@ -155,3 +155,47 @@ def test_synthetic_kits_hold_one_players_two_hands_side_by_side():
             assert hs[0]["over_tower"] == hs[1]["over_tower"]
             pairs += 1
     assert pairs >= 3
+
+
+@pytest.mark.parametrize("seat", [0.0, 120.0, 250.0])
+def test_one_players_two_hands_side_by_side_come_from_two_shoulders(seat):
+    """The "Uno!" foul: both hands of the player at `seat`, arms from either shoulder. The match
+    loop calls it only for two arms entering at least 20 degrees apart."""
+    from referee.loop.fusion import two_arms
+
+    cx, cy = TRAY.tower_center
+    a = math.radians(seat)
+    u, v = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
+    tips = [np.array([cx, cy]) + 20 * u + s * 45 * v for s in (-1, 1)]
+    hands = _hands(_scene([(tips[0], seat - 25.0, SKIN_RGB[6]), (tips[1], seat + 25.0, SKIN_RGB[6])]))
+    assert len(hands) == 2
+    assert two_arms(hands, 20.0)
+    assert all(_gap(h.entry_deg, seat) < 50 for h in hands)
+
+
+def _arm_cells(shoulder, tip, half_width=30.0, step=5.0):
+    """Cells of an arm from `shoulder` to `tip` (tray mm), as the hand grid would hold them."""
+    d = (shoulder - tip) / np.linalg.norm(shoulder - tip)
+    p = np.array([-d[1], d[0]])
+    return np.array([tip + a * d + b * p for a in np.arange(0, 400, step) for b in np.arange(-half_width, half_width + 1, step)])
+
+
+def test_two_arms_merged_where_they_come_in_are_told_apart_by_their_directions():
+    """Two hands of one player read as one wide entry: each side of it keeps its own arm's direction."""
+    from vision.hands import _halves
+
+    hc = default_config()["hands"]
+    c = np.asarray(TRAY.tower_center, float)
+    seat, grid_r = 200.0, 190.0
+    shoulders = [c + 450 * np.array([math.cos(math.radians(seat + s)), math.sin(math.radians(seat + s))]) for s in (-20, 20)]
+    tips = [c + 30 * (sh - c) / 450 for sh in shoulders]  # hands side by side at the tower
+    cells = np.concatenate([_arm_cells(sh, tp) for sh, tp in zip(shoulders, tips)])
+    cells = cells[np.abs(cells - c).max(axis=1) < grid_r]  # what the grid sees
+    edge = cells[np.abs(cells - c).max(axis=1) > grid_r - 10]
+    E = edge.mean(axis=0)
+    u = (E - c) / np.linalg.norm(E - c)
+    across = (cells - E) @ np.array([-u[1], u[0]])
+    halves = _halves(hc, TRAY, cells, edge, E, u, float(np.median(across)))
+    got = sorted(deg for deg, _ in halves)
+    assert len(got) == 2
+    assert _gap(got[0], seat - 20) < 8 and _gap(got[1], seat + 20) < 8
