@@ -4,7 +4,11 @@ Counting is scored against labels.json (CONTRACT.md section 2). Where the kit al
 each hand's arm came from (the twin's scenes.jsonl `from_deg`, the synthetic kit's truth.json),
 the entry direction is scored too: the error in degrees of every counted hand matched to a true
 one (best pairing), and how often the nearest of three evenly spaced seats is right when the
-hand came from a seat's direction (error under 60 degrees). Hands are timed on one thread.
+hand came from a seat's direction (error under 60 degrees). A false "two or more" (a false
+"Uno!" in the making) is worse than a missed one, so it is counted apart; and as the match loop
+decides the foul (`referee.loop.fusion.two_arms`: two arms entering at least 20 degrees apart),
+how many frames whose true arms are that far apart it would call, and how many frames with
+fewer than two hands it would wrongly call. Hands are timed on one thread.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from referee.loop.fusion import two_arms
 from vision import top_level as tl
 from vision.hands import find_hands
 from vision.kit import load_kit
@@ -41,6 +46,9 @@ def true_entries(kit_path: str | Path) -> dict[str, list[float]]:
     return out
 
 
+APART_DEG = 20.0  # the match loop's two_hands_apart_deg
+
+
 def angle_gap(a: float, b: float) -> float:
     d = abs(a - b) % 360.0
     return min(d, 360.0 - d)
@@ -50,7 +58,7 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
     cv2.setNumThreads(1)
     kit = load_kit(kit_path)
     truth = true_entries(kit_path)
-    n = exact = two = 0
+    n = exact = two = false_two = missed_two = uno_frames = uno_called = uno_false = 0
     errs: list[float] = []
     ms: list[float] = []
     for name, lab in kit.labels.items():
@@ -70,12 +78,21 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
         n += 1
         exact += len(hands) == lab.hands
         two += (len(hands) >= 2) == (lab.hands >= 2)
+        false_two += len(hands) >= 2 and lab.hands < 2
+        missed_two += len(hands) < 2 and lab.hands >= 2
         want = truth.get(name)
+        apart = lab.hands >= 2 and bool(want) and any(angle_gap(a, b) >= APART_DEG for i, a in enumerate(want) for b in want[i + 1:])
+        called = two_arms(hands, APART_DEG)
+        uno_frames += apart
+        uno_called += apart and called
+        uno_false += called and lab.hands < 2
         got = [h.entry_deg for h in hands if h.entry_deg is not None]
         if want and len(got) == len(want):
             best = min(itertools.permutations(got), key=lambda p: sum(angle_gap(a, b) for a, b in zip(p, want)))
             errs += [angle_gap(a, b) for a, b in zip(best, want)]
     out = {"kit": str(kit_path), "images": n, "hands_exact": exact / max(1, n), "two_hands_decision": two / max(1, n),
+           "false_two_or_more": false_two, "missed_two_or_more": missed_two,
+           "two_arms_called": f"{uno_called}/{uno_frames}", "two_arms_false": uno_false,
            "hands_cpu_ms_median": float(np.median(ms)) if ms else float("nan")}
     if errs:
         e = np.array(errs)
