@@ -94,20 +94,16 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz)
 
 
-def _square(tray: Tray, n: int, off: float, sides: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """n points along each side of the footprint square, `off` mm outwards, with their normals."""
+def _square(tray: Tray, n: int, off: float) -> tuple[np.ndarray, np.ndarray]:
+    """n points along each side of the footprint square (+x, -x, +y, -y), `off` mm outwards, with their normals."""
     half = tray.footprint_half
     c = np.asarray(tray.tower_center, dtype=np.float64)
     t = np.linspace(-0.8 * half, 0.8 * half, n)
     P, N = [], []
-    for k, nrm in enumerate(SIDE_NORMALS):
-        if sides is not None and not sides[k]:
-            continue
+    for nrm in SIDE_NORMALS:
         tan = np.array([-nrm[1], nrm[0]])
         P.append(c + (half + off) * nrm + t[:, None] * tan)
         N.append(np.broadcast_to(nrm, (n, 2)))
-    if not P:
-        return np.empty((0, 2)), np.empty((0, 2))
     return np.concatenate(P), np.concatenate(N)
 
 
@@ -127,7 +123,8 @@ class Probes:
     parts: dict            # name -> slice of pts
 
 
-def make_probes(cfg: Mapping, tray: Tray, nadir: np.ndarray) -> Probes:
+def make_probes(cfg: Mapping, tray: Tray) -> Probes:
+    """The probe points for a tray and config (the same for every frame: build once)."""
     ac = cfg["align"]
     n = int(ac["probes_per_side"])
     ref = float(ac["reference_mm"])
@@ -143,7 +140,7 @@ def make_probes(cfg: Mapping, tray: Tray, nadir: np.ndarray) -> Probes:
         groups[f"segments_{o}"] = (seg.pts.reshape(-1, 2), (np.abs(np.repeat(seg.normal, K, axis=0)[:, 1]) > 0.5).astype(int))
     Pb, _ = _square(tray, n, -float(ac["band_inset_mm"]))
     groups["band"] = (Pb, np.full(len(Pb), -1))
-    Pu, _ = _square(tray, n, float(ac["outside_band_mm"]), hidden_sides(tray, nadir))
+    Pu, _ = _square(tray, n, float(ac["outside_band_mm"]))
     groups["outside"] = (Pu, np.full(len(Pu), -1))
     parts, start = {}, 0
     for name, (p, _) in groups.items():
@@ -192,8 +189,8 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     nb = pr.parts["band"].stop - pr.parts["band"].start
     sc = sc * np.clip(fg[:, :nb].mean(axis=1) / float(ac["band_foreground"]), 0.0, 1.0)
     need = float(ac["outside_bare"])
-    if need > 0 and fg.shape[1] > nb:
-        counted = ins[:, nb:] & on_tray[:, nb:]
+    if need > 0 and hidden_sides(tray, pv.nadir).any():
+        counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(hidden_sides(tray, pv.nadir), n)
         k = counted.sum(axis=1)
         bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
         sc = sc * np.clip(bare / need, 0.0, 1.0)
@@ -227,7 +224,8 @@ def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
-               bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf) -> float:
+               bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
+               probes: Probes | None = None) -> float:
     """The top face's height over the whole range: coarse candidates, the highest good peak, then
     a fine search round it, all on one rectified view."""
     ac = cfg["align"]
@@ -239,7 +237,7 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     step = float(ac["coarse_step_mm"])
     coarse = np.arange(lo, hi + 1e-6, step)
     pv = plane_view(cfg, tray, reg, img, lo, float(coarse[-1]) + step)
-    pr = make_probes(cfg, tray, pv.nadir)
+    pr = probes or make_probes(cfg, tray)
     sc = height_scores(cfg, tray, pv, pr, coarse, tray_bgr, bg, gains)
     alpha = float(ac["highest_within"])
     peaks = [i for i in range(len(sc)) if sc[i] >= alpha * sc.max()

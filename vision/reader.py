@@ -67,6 +67,7 @@ class Pipeline:
 
     def __post_init__(self) -> None:
         self.detector = make_detector(self.cfg)
+        self.height_probes = plane_height.make_probes(self.cfg, self.tray)
 
 
 def load_pipeline(folder: str | Path) -> Pipeline:
@@ -167,8 +168,10 @@ def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.nda
         z = tl.silhouette_height(p.cfg, p.tray, reg, img, tray_bgr, bg, gains)
     if method == "outline":
         lo, hi = (z - win, z + win) if win > 0 and np.isfinite(z) else (0.0, np.inf)
-        fit = plane_height.fit_height if p.cfg["align"].get("search", "plane") == "plane" else tl.fit_height
-        z = fit(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
+        if p.cfg["align"].get("search", "plane") == "plane":
+            z = plane_height.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi, p.height_probes)
+        else:
+            z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
     elif method != "silhouette":
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):

@@ -405,9 +405,11 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
     n = face_bgr.shape[0]
     lo, hi = int((m + 4) * ppm), int(n - (m + 4) * ppm)
     bins = int(oc["profile_bins"])
+    gx3 = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3))
+    gy3 = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3))
     for ch in ((0,), (1, 2)):
-        gx = sum(np.abs(cv2.Sobel(lab[..., c], cv2.CV_32F, 1, 0, ksize=3)) for c in ch)
-        gy = sum(np.abs(cv2.Sobel(lab[..., c], cv2.CV_32F, 0, 1, ksize=3)) for c in ch)
+        gx = gx3[..., 0] if len(ch) == 1 else gx3[..., 1] + gx3[..., 2]
+        gy = gy3[..., 0] if len(ch) == 1 else gy3[..., 1] + gy3[..., 2]
         rows = gy[:, lo:hi].mean(axis=1)  # seams of an "x" level
         cols = gx[lo:hi, :].mean(axis=0)  # seams of a "y" level
         scale = float(np.median(np.concatenate([rows, cols]))) + 1.0
@@ -432,23 +434,19 @@ def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.nd
     over an empty slot, showing the level below) crosses seams and other blocks. Sorted per
     orientation so the features do not depend on which slots are filled.
     """
-    out = []
     n = lab.shape[0]
     a0, a1 = int(round((m + 4) * ppm)), int(round(n - (m + 4) * ppm))
-    for img in (lab, np.ascontiguousarray(np.transpose(lab, (1, 0, 2)))):  # rows = "x" slots, then "y"
-        vals = []
+    stripes = []  # colour along each stripe: "x" slots' two long edges, then "y" slots'
+    for img in (lab, np.transpose(lab, (1, 0, 2))):  # rows = "x" slots, then "y"
         for s in range(3):
             r0 = m + s * W
-            bands = []
             for lo, hi in ((r0 + 2, r0 + 6), (r0 + W - 6, r0 + W - 2)):
-                band = img[int(round(lo * ppm)):int(round(hi * ppm)), a0:a1].mean(axis=0)  # colour along the stripe
-                med = np.median(band, axis=0)
-                dev = np.abs(band - med).sum(axis=1)
-                bands.append((float(np.median(dev)), float(np.percentile(dev, 80))))
-            vals.append(np.mean(bands, axis=0))
-        vals = np.array(vals)
-        out.append(np.sort(vals[:, 0]))
-        out.append(np.sort(vals[:, 1]))
+                stripes.append(img[int(round(lo * ppm)):int(round(hi * ppm)), a0:a1].mean(axis=0))
+    band = np.array(stripes)  # (12, length, 3)
+    dev = np.abs(band - np.median(band, axis=1, keepdims=True)).sum(axis=2)
+    stats = np.stack([np.median(dev, axis=1), np.percentile(dev, 80, axis=1)], axis=1)  # (12, 2)
+    vals = stats.reshape(2, 3, 2, 2).mean(axis=2)  # (orientation, slot, statistic): the two edges averaged
+    out = [np.sort(vals[0, :, 0]), np.sort(vals[0, :, 1]), np.sort(vals[1, :, 0]), np.sort(vals[1, :, 1])]
     x_mad, x_p80, y_mad, y_p80 = out
     scale = float(np.mean(np.concatenate(out))) + 1.0
     return np.concatenate([x_mad / scale, x_p80 / scale, y_mad / scale, y_p80 / scale,
