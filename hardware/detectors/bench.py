@@ -286,10 +286,15 @@ def bench(sessions: list[Path], cfg: DetectorConfig, camera: bool = True) -> tup
             print(f"bench detectors: no {CAMERA_ROW} row: the twin's vision calibration cannot be used ({exc})", file=sys.stderr)
     fused = {CAMERA_ROW: KindScore(CAMERA_ROW)}
     camera_called: list[SensorEvent] = []
+    frame_gaps: list[float] = []
+    speech_s = 0.0
     seconds = 0.0
     for folder in sessions:
         s = Session(folder)
         check = checker(s) if checker is not None and any(True for _ in s.frames()) else None
+        if check is not None:
+            frame_gaps += np.diff([ft for _, ft, _ in s.frames()]).tolist()
+        speech_s += sum(b - a for a, b in s.speech())
         events, collapses = replay(s, cfg, frame_check=check)
         st = s.streams()
         label = _label(folder, sessions)
@@ -303,11 +308,13 @@ def bench(sessions: list[Path], cfg: DetectorConfig, camera: bool = True) -> tup
     if checker is not None and checker.frames:
         after_thud = [float(e.evidence["detected_at"]) - float(e.evidence["impact_t"]) for e in camera_called if "impact_t" in e.evidence]
         fused[CAMERA_ROW].notes = {
-            "camera_frames": checker.frames, "camera_ms_per_frame": round(1000 * checker.seconds / checker.frames, 1),
+            "camera_frames": checker.frames,
+            "frame_interval_ms_median": round(float(np.median(frame_gaps)) * 1000, 1) if frame_gaps else None, "camera_ms_per_frame": round(1000 * checker.seconds / checker.frames, 1),
             "called_by_camera": len(camera_called), "called_by_camera_after_a_thud": len(after_thud),
             "camera_delay_after_thud_ms_median": round(float(np.median(after_thud)) * 1000, 1) if after_thud else None,
             "camera_delay_after_thud_ms_max": round(float(np.max(after_thud)) * 1000, 1) if after_thud else None}
         scores.update(fused)
+    scores["knock"].notes = {**scores["knock"].notes, "speech_s": round(speech_s, 1)}  # how long the referee talked
     return scores, int(seconds)
 
 

@@ -13,8 +13,9 @@ the tower with no hand on them; this detector decides:
   so is a block cut by the picture's edge, which only counts once it stays;
 - the sensors' own collapse events pass through; after the first collapse nothing more is reported;
 - while a player carries a block (the sensors' lift, no place yet, passed to `sensor_event`) the block in
-  hand, seen beside the tower, is not a fallen one: blocks must then be `in_hand_min_confidence` sure
-  (the match loop's table_loop passes the same rule itself, `in_hand_min_confidence` of FallenWatch).
+  hand, seen beside the tower, may look like a fallen one: a block then counts if it is
+  `in_hand_min_confidence` sure, or lies still (within `same_place_mm`) for `in_hand_still_s` of frames
+  (a carried block moves; a block pulled off the top by a dragging pull lies where it fell).
 
 Blocks already lying outside the tower when the round starts (`ignore`) are not a collapse.
 """
@@ -87,9 +88,11 @@ class CameraConfirmedCollapse:
         if self.collapsed:
             return None
         c = self.cfg
-        least = max(c.min_confidence, c.in_hand_min_confidence) if self.carrying else c.min_confidence
-        seen = [b for b in blocks if b.confidence >= least and not self._is_ignored(b)]
-        self._update_tracks(t, seen)
+        seen = [b for b in blocks if b.confidence >= c.min_confidence and not self._is_ignored(b)]
+        tracks = self._update_tracks(t, seen)
+        if self.carrying:  # the block in hand may be what is seen: only a sure or a still one counts
+            seen = [b for b, tr in zip(seen, tracks)
+                    if b.confidence >= c.in_hand_min_confidence or tr.last_t - tr.first_t >= c.in_hand_still_s - 1e-6]
         impact = self.impacts.first_impact(t - c.candidate_window_s, t, c.candidate_g)
         judged = [b for b in seen if b.whole or self.cfg.partial_after_thud]
         ev = None
@@ -98,7 +101,7 @@ class CameraConfirmedCollapse:
             ev = self._event(impact[0], t, best, 0.9, {"impact_t": impact[0], "impact_g": round(impact[1], 3)}, detected_at)
         else:
             lasting = [tr for tr in self._tracks if tr.last_t == t and tr.last_t - tr.first_t >= c.persist_s - 1e-6]
-            if lasting:
+            if lasting and seen:
                 tr = lasting[0]
                 b = min(seen, key=lambda b: float(np.linalg.norm(np.asarray(b.center_mm) - tr.center)))
                 extra = {"lying_since": tr.first_t}
@@ -120,9 +123,9 @@ class CameraConfirmedCollapse:
         p = np.asarray(b.center_mm, float)
         return any(np.linalg.norm(p - q) <= self.cfg.same_place_mm for q in self._ignored)
 
-    def _update_tracks(self, t: float, seen: list[SeenBlock]) -> None:
+    def _update_tracks(self, t: float, seen: list[SeenBlock]) -> list[_Track]:
         """A block still lying where it was keeps its track; a track not seen for `max_gap_s` ends (a hand
-        passing over may hide a block for a moment)."""
+        passing over may hide a block for a moment). Returns each seen block's track."""
         kept: list[_Track] = []
         for b in seen:
             p = np.asarray(b.center_mm, float)
@@ -135,5 +138,7 @@ class CameraConfirmedCollapse:
                 match = _Track(p, t, t, b.whole)
             match.last_t, match.whole = t, b.whole
             kept.append(match)
+        mine = list(kept)
         kept += [tr for tr in self._tracks if tr not in kept and t - tr.last_t <= self.cfg.max_gap_s]
         self._tracks = kept
+        return mine

@@ -75,7 +75,8 @@ class CameraCollapseConfig:
     same_place_mm: float        # ... "one place": its centre moves less than this between frames
     max_gap_s: float            # ... and it may go unseen this long (a hand passing over it)
     partial_after_thud: bool    # a block cut by the picture's edge counts after a thud too (else only once it stays)
-    in_hand_min_confidence: float  # while a block is in hand (it may be the "fallen" block seen), at least this sure
+    in_hand_min_confidence: float  # while a block is in hand (it may be the "fallen" block seen), at least this sure ...
+    in_hand_still_s: float      # ... or lying still this long (a carried block moves)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ _SECTIONS = {"load": LoadConfig, "imu": ImuConfig, "collapse": CollapseConfig, "
              "camera_collapse": CameraCollapseConfig}
 _OPTIONAL = {"camera_collapse"}  # added later: files written before it take the default section
 _OPTIONAL_SETTINGS = {"load": {"early_place_s", "early_place_band_g"}, "speech": {"knock_g"},
-                      "camera_collapse": {"in_hand_min_confidence"}}  # added later: the defaults file's values
+                      "camera_collapse": {"in_hand_min_confidence", "in_hand_still_s"}}  # added later: the defaults file's values
 
 
 def detector_config_from_dict(data: Any, origin: str = "detector settings") -> DetectorConfig:

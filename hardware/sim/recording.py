@@ -197,6 +197,15 @@ class _Speech:
         self.spans.append((start, end, r.uniform(*sh.accel_g) * 9.81, tones))
         return start, end, f"{ev['type']} announced"
 
+    def say(self, t: float, text: str) -> tuple[float, float, str]:
+        """Speech at t (a bystander run's referee talking between turns), after any sentence under way."""
+        start = max(t, self.spans[-1][1] + 0.1) if self.spans else t
+        end = start + self.rng.uniform(*self.shake.duration_s)
+        r = self.rng
+        tones = tuple((r.uniform(*self.shake.tones_hz), r.uniform(0, 2 * math.pi), r.choice((0, 1, 2))) for _ in range(3))
+        self.spans.append((start, end, r.uniform(*self.shake.accel_g) * 9.81, tones))
+        return start, end, text
+
     def accel(self, t: np.ndarray) -> np.ndarray:
         out = np.zeros((len(t), 3))
         for a, b, amp, tones in self.spans:
@@ -235,6 +244,12 @@ class TwinRecorder:
             self._next_frame += 1.0 / self.fps
         if twin.t - self._last_flush >= self.chunk_s:
             self.flush()
+
+    def say(self, t: float, text: str = "the referee talks") -> None:
+        """The referee speaks from t (needs a `speaker`): written to speech.jsonl and shaking the table."""
+        if self._speech is None:
+            raise ValueError("this recorder has no speaker")
+        self.writer.speech(*self._speech.say(t, text))
 
     def flush(self) -> None:
         t = self.twin.t

@@ -77,3 +77,69 @@ def record_runs(out: Path, runs: int, seed: int, fps: float = 2.0, log=print) ->
         summaries.append(s)
         log(s)
     return summaries
+
+
+def record_bystander_run(folder: Path, seed: int, seconds: float = 40.0, fps: float = 5.0, push_at_end: bool = False,
+                         imu_hz: float = 1000.0, load_sps: float = 320.0, speaker: SpeakerShake = SpeakerShake()) -> dict:
+    """A standing tower nobody pulls from, with bystanders knocking on the table and touching the tower
+    while the referee talks now and then (the false-alarm cases: knocks, touches, speech), optionally
+    pushed over at the end. Knocks and touches come from the twin (truth), speech from the recorder."""
+    rng = random.Random(seed)
+    wall = time.perf_counter()
+    with Twin(seed=seed, n_seats=3) as twin:
+        meta = {"seed": seed, "tower": twin.tower_map(), "players": 3, "kind": "bystanders", "camera_fps": fps,
+                "speaker": speaker.__dict__}
+        writer = SessionWriter(folder, meta, imu_hz, load_sps)
+        recorder = TwinRecorder(twin, writer, imu_hz, load_sps, fps, look=Look.random(rng, 0.6), speaker=speaker, seed=seed)
+        landed: list[str] = []
+        try:
+            twin.step(0.5, recorder.on_step)
+            while twin.t < seconds and not twin.collapsed:
+                if rng.random() < 0.4:
+                    recorder.say(twin.t + rng.uniform(0.0, 0.5))
+                what = rng.random()
+                if what < 0.5:
+                    twin.knock(rng.randrange(3), strength=rng.uniform(0.4, 1.5), on_step=recorder.on_step)
+                elif what < 0.8:
+                    twin.touch(rng.randrange(3), strength=rng.uniform(0.2, 0.8), on_step=recorder.on_step)
+                twin.step(rng.uniform(0.8, 2.5), recorder.on_step)
+            if push_at_end and not twin.collapsed:
+                twin.push(force=rng.uniform(14.0, 25.0), seat=rng.randrange(3), on_step=recorder.on_step)
+            twin.step(AFTERMATH_S, recorder.on_step)
+            recorder.flush()
+            landed = blocks_off_the_tower(twin) if twin.collapsed else []
+            writer.rewrite_truth(fair_truth(twin.truth, landed))
+        finally:
+            summary = {"pulls": 0, "places": 0,
+                       "touches": sum(1 for e in twin.truth if e["type"] == "touch"),
+                       "knocks": sum(1 for e in twin.truth if e["type"] == "knock"), "two_hands": 0,
+                       "collapse_t": twin.collapse_time if not twin.collapsed or landed else None,
+                       "block_shifted_t": twin.collapse_time if twin.collapsed and not landed else None,
+                       "sim_s": round(twin.t, 3), "wall_s": round(time.perf_counter() - wall, 1)}
+            writer.close({"summary": summary})
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m hardware.sim.runs bystanders OUT --runs N --seed S`: bystander runs (the false-alarm set)."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m hardware.sim.runs", description=main.__doc__)
+    ap.add_argument("kind", choices=("bystanders",))
+    ap.add_argument("out")
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=40.0)
+    ap.add_argument("--fps", type=float, default=5.0)
+    args = ap.parse_args(argv)
+    rng = random.Random(args.seed)
+    for i in range(args.runs):
+        folder = Path(args.out) / f"bystanders-{i + 1:03d}"
+        s = record_bystander_run(folder, rng.randrange(1 << 30), args.seconds, args.fps, push_at_end=rng.random() < 0.5)
+        print(json.dumps({"run": folder.name, **s}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -188,3 +188,16 @@ def test_once_the_block_is_placed_a_doubtful_fallen_block_counts_again(cfg):
     det.sensor_event(SensorEvent(K.PLACE, 30.0))
     unsure = cfg.min_confidence + 0.5 * (cfg.in_hand_min_confidence - cfg.min_confidence)
     assert det.frame(30.7, [Seen((60.0, 150.0), confidence=unsure)]) is not None
+
+
+def test_while_a_block_is_in_hand_a_doubtful_block_lying_still_is_a_fallen_one_and_a_moving_one_is_not(cfg):
+    unsure = cfg.min_confidence + 0.5 * (cfg.in_hand_min_confidence - cfg.min_confidence)
+    still = CameraConfirmedCollapse(cfg, Thuds(40.0))
+    still.sensor_event(SensorEvent(K.LIFT, 39.5))
+    assert still.frame(40.2, [Seen((60.0, 150.0), confidence=unsure)]) is None
+    ev = still.frame(40.2 + cfg.in_hand_still_s, [Seen((61.0, 150.0), confidence=unsure)])
+    assert ev is not None and ev.t == pytest.approx(40.0)
+    carried = CameraConfirmedCollapse(cfg, Thuds(40.0))
+    carried.sensor_event(SensorEvent(K.LIFT, 39.5))
+    for k in range(4):  # carried towards the top: 40 mm further each frame
+        assert carried.frame(40.2 + 0.2 * k, [Seen((60.0 + 40 * k, 150.0), confidence=unsure)]) is None
