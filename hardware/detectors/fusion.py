@@ -227,6 +227,8 @@ class SensorDetectors:
         return max(c.touch_accel_g, c.background_factor * self._bg_level)
 
     def _background(self, values: deque[float]) -> float:
+        if not values:  # the referee has spoken since the start: no quiet table measured yet
+            return 0.0
         return float(np.quantile(values, self.cfg.imu.background_quantile))
 
     def _tilt_threshold(self, tilt: float, dt: float) -> float:
