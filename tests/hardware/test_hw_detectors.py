@@ -187,3 +187,12 @@ def test_a_knock_louder_than_the_voice_while_speaking_is_still_a_knock(cfg):
     det = SensorDetectors(cfg)
     det.speaking(1.0, 4.0)
     assert _feed_all(det, s) == [K.KNOCK]
+
+
+def test_a_referee_speaking_from_the_first_sample_does_not_stop_the_detectors(cfg):
+    s = Script(4.0, seed=13)
+    s.speak(0.0, 3.0)
+    s.touch(1.5)
+    det = SensorDetectors(cfg)
+    det.speaking(0.0, 3.0)
+    assert _feed_all(det, s) == [K.TOUCH]
