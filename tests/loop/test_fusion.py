@@ -175,6 +175,18 @@ def test_a_collapse_with_no_hand_seen_asks_the_table_who_was_touching_the_tower(
     assert question.kind == "who_touched" and question.options == ("Ana", "Ben", "Cy", "nobody")
 
 
+def test_a_hand_hiding_the_tops_only_block_is_no_collapse():
+    """Seed 107: the top held one block; the next player's hand over it made the top read empty."""
+    rnd = new_round(["Ana", "Ben", "Cy"], TOWER + [[None, "red-1", None]])
+    f = Fuser(SEATS)
+    out = feed(f, rnd, [top([None, None, None], "x", 1.0 + i / 15, [hand("north")]) for i in range(12)])
+    assert not any(isinstance(o, FusedEvent) and o.event["event"] == "collapse" for o in out)
+    assert not f.collapsed
+    f.on_sensor(SensorEvent(SensorEventKind.KNOCK, 2.0), rnd)  # ... but after a thud, it is gone
+    out = feed(f, rnd, [top([None, None, None], "x", 2.1 + i / 15, [hand("north")]) for i in range(3)])
+    assert [o.event["event"] for o in out if isinstance(o, FusedEvent)][-1] == "collapse"
+
+
 def test_a_top_hidden_for_a_moment_without_an_impact_is_no_collapse():
     rnd = rnd3()
     f = Fuser(SEATS)
