@@ -71,15 +71,23 @@ def test_nobody_is_penalised_for_two_hands_they_did_not_use():
 
 
 def test_most_players_who_use_two_hands_get_the_penalty():
+    """A penalty is served after the turn; a pull that topples the tower ends the round instead."""
     used = hit = 0
     for path in RECORDED:
         _, _, truth, names = _truth_of(path)
         events = replayed(path).events
-        for t in (t for t in truth if t["type"] == "two_hands"):
+        fell = next((e["t"] for e in truth if e["type"] == "collapse"), float("inf"))
+        for t in (t for t in truth if t["type"] == "two_hands" and not _same_turn(truth, t["t"], fell)):
             used += 1
             hit += any(e["event"] == "two_hands" and e.get("player") == names[t["seat"]] for e in events)
     assert used >= 5, "too few recorded two-hand pulls to judge"
     assert hit >= 0.5 * used
+
+
+def _same_turn(truth, t_a, t_b):
+    """No place between the two moments: they belong to the same turn."""
+    lo, hi = sorted((t_a, t_b))
+    return hi != float("inf") and not any(e["type"] == "place" and lo <= e["t"] <= hi for e in truth)
 
 
 def _expected_loser(records, truth, names, t_collapse):
