@@ -126,22 +126,29 @@ def segment_strengths(cfg: Mapping, tray: Tray, reg: Registration, img_f: np.nda
     return np.median(s, axis=2)
 
 
-def _pattern_scores(cfg: Mapping, strengths: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-    """Best occupancy pattern score per height: mean boundary strength minus a small-pattern penalty."""
+def _pattern_weights(cfg: Mapping) -> tuple[np.ndarray, np.ndarray]:
+    """Each occupancy pattern's score as a linear map of the 10 segment strengths: the mean of
+    the boundaries it must show, plus `seam_weight` x the mean of its seams, minus a penalty
+    per empty slot. Returns (10, P) weights and (P,) offsets."""
     penalty = float(cfg["top"]["pattern_penalty"])
     seam_w = float(cfg["top"]["seam_weight"])
-    best = np.full(len(strengths), -np.inf)
-    best_occ: list[tuple[int, int, int]] = [(1, 1, 1)] * len(strengths)
-    for occ, segs in BOUNDARY_SETS:
+    Wm = np.zeros((10, len(BOUNDARY_SETS)))
+    off = np.zeros(len(BOUNDARY_SETS))
+    for j, (occ, segs) in enumerate(BOUNDARY_SETS):
+        Wm[segs, j] += 1.0 / len(segs)
         seams = [k for k in (1, 2) if occ[k - 1] and occ[k]]
-        sc = strengths[:, segs].mean(axis=1) - penalty * (3 - sum(occ))
         if seams:
-            sc = sc + seam_w * strengths[:, seams].mean(axis=1)
-        better = sc > best
-        best = np.where(better, sc, best)
-        for i in np.nonzero(better)[0]:
-            best_occ[i] = occ
-    return best, best_occ
+            Wm[seams, j] += seam_w / len(seams)
+        off[j] = -penalty * (3 - sum(occ))
+    return Wm, off
+
+
+def _pattern_scores(cfg: Mapping, strengths: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """Best occupancy pattern score per height: mean boundary strength minus a small-pattern penalty."""
+    Wm, off = _pattern_weights(cfg)
+    sc = strengths @ Wm + off  # (Z, P)
+    j = np.argmax(sc, axis=1)
+    return sc[np.arange(len(sc)), j], [BOUNDARY_SETS[k][0] for k in j]
 
 
 def slot_frame(tray: Tray, orient: str, slot: int) -> np.ndarray:
