@@ -13,6 +13,17 @@ from pathlib import Path
 import numpy as np
 
 
+def scores_to_proba(Z: np.ndarray) -> np.ndarray:
+    """Class probabilities from a logistic regression's decision scores (N, C): the sigmoid of
+    the positive class (classes[1]) when there is one column (two classes), else the softmax."""
+    if Z.shape[1] == 1:
+        p = 1.0 / (1.0 + np.exp(-Z[:, 0]))
+        return np.column_stack([1 - p, p])
+    Z = Z - Z.max(axis=1, keepdims=True)
+    e = np.exp(Z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
 @dataclass(frozen=True)
 class LinearModel:
     classes: tuple[str, ...]
@@ -23,13 +34,7 @@ class LinearModel:
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        Z = ((X - self.mean) / self.scale) @ self.coef.T + self.intercept
-        if self.coef.shape[0] == 1:  # binary: sigmoid of the positive class (classes[1])
-            p = 1.0 / (1.0 + np.exp(-Z[:, 0]))
-            return np.column_stack([1 - p, p])
-        Z = Z - Z.max(axis=1, keepdims=True)
-        e = np.exp(Z)
-        return e / e.sum(axis=1, keepdims=True)
+        return scores_to_proba(((X - self.mean) / self.scale) @ self.coef.T + self.intercept)
 
     def save(self, path: Path) -> None:
         np.savez(path, classes=np.array(self.classes), mean=self.mean, scale=self.scale,
@@ -75,13 +80,7 @@ class KernelModel:
     def proba(self, X: np.ndarray) -> np.ndarray:
         X = (np.atleast_2d(np.asarray(X, dtype=np.float64)) - self.mean) / self.scale
         d2 = (X * X).sum(axis=1)[:, None] - 2.0 * X @ self.landmarks.T + (self.landmarks ** 2).sum(axis=1)[None, :]
-        Z = np.exp(-self.gamma * np.maximum(d2, 0.0)) @ self.coef.T + self.intercept
-        if self.coef.shape[0] == 1:
-            p = 1.0 / (1.0 + np.exp(-Z[:, 0]))
-            return np.column_stack([1 - p, p])
-        Z = Z - Z.max(axis=1, keepdims=True)
-        e = np.exp(Z)
-        return e / e.sum(axis=1, keepdims=True)
+        return scores_to_proba(np.exp(-self.gamma * np.maximum(d2, 0.0)) @ self.coef.T + self.intercept)
 
     def save(self, path: Path) -> None:
         np.savez_compressed(path, kind=np.array("kernel"), classes=np.array(self.classes), mean=self.mean,
