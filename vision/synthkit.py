@@ -389,6 +389,9 @@ def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: Syn
                 continue  # the other hand is in the zone as the first is, clear of the zone's edge
             if any(np.linalg.norm(tip - np.array(t["tip_mm"])) < 60 for t in truth):
                 continue  # two hands cannot hold the same place: they overlap, side by side
+            tu, tv = cam.project(np.array([[tip[0], tip[1], z]]))[0]
+            if inside and not (10 <= tu < img.shape[1] - 10 and 10 <= tv < img.shape[0] - 10):
+                continue  # a hand counted over the tower is one the camera sees (a tall tower's zone can leave the view)
             shapes = _hand_shapes(cam, rng, tray, tip, seat, z, tone, sleeve)
             mask = covered.copy()
             for pts, zs, _ in shapes:

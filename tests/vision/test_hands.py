@@ -199,3 +199,23 @@ def test_two_arms_merged_where_they_come_in_are_told_apart_by_their_directions()
     got = sorted(deg for deg, _ in halves)
     assert len(got) == 2
     assert _gap(got[0], seat - 20) < 8 and _gap(got[1], seat + 20) < 8
+
+
+def test_synthetic_kits_count_only_hands_the_camera_sees():
+    """A tall tower under a close camera: the zone round its top can leave the view, and a hand
+    there is not labelled as one over the tower."""
+    from vision.synthkit import SynthOptions, _draw_hands
+
+    cx, cy = TRAY.tower_center
+    cam = look_at(intrinsics(620.0, 640, 480), np.array([cx, cy, 470.0]), np.array([cx, cy, 0.0]), 0.0)
+    light = np.array([0.3, 0.2, 1.0]) / np.linalg.norm([0.3, 0.2, 1.0])
+    seen = 0
+    for seed in range(30):
+        img = np.zeros((480, 640, 3), np.uint8)
+        _, truth = _draw_hands(img, cam, np.random.default_rng(seed), TRAY, SynthOptions(hand_probs=(0.0, 0.5, 0.5)), 270.0, light)
+        for h in truth:
+            if h["over_tower"]:
+                u, v = cam.project(np.array([[*h["tip_mm"], 285.0]]))[0]
+                assert 0 <= u < 640 and 0 <= v < 480
+                seen += 1
+    assert seen >= 10
