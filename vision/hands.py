@@ -198,6 +198,12 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays):
     # a darker cell needs a larger colour change to count
     need = np.where(shift < math.log(float(hc["shadow_below"])), float(hc["shadow_chroma"]), float(hc["chroma"]))
+    # a grainy surface or a noisy sensor scatters the colour of bare cells: a cell must stand out
+    # from its own region's scatter (most of a region is bare, so its median is the scatter)
+    k = float(hc["noise_k"])
+    for region in regions:
+        if k > 0 and region.sum() >= 30:
+            need[region] = np.maximum(need[region], k * float(np.median(chroma[region])))
     return (chroma > need) | (shift < math.log(float(hc["dark"]))) | (shift > math.log(float(hc["bright"])))
 
 
