@@ -12,13 +12,14 @@ has the tray (or a hand) beside it, not more of the top face.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import cv2
 import numpy as np
 
 from vision import top_level as tl
+from vision.geometry import Camera, intrinsics
 from vision.kit import Tray
 from vision.tray import Registration
 
@@ -37,10 +38,14 @@ class PlaneView:
     nadir: np.ndarray    # (2,) the camera centre's foot on the tray, mm
     cam_z: float         # the camera centre's height over the tray, mm
 
-    def lift(self, pts: np.ndarray, zs: np.ndarray) -> np.ndarray:
-        """(M, 2) points of a plane at each height in zs -> (Z, M, 2) tray-plane mm where they appear."""
-        k = self.cam_z / (self.cam_z - np.asarray(zs, dtype=np.float64))
-        return self.nadir + (np.asarray(pts, dtype=np.float64)[None] - self.nadir) * k[:, None, None]
+    def lift(self, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None = None,
+             cam_zs: np.ndarray | None = None) -> np.ndarray:
+        """(M, 2) points of a plane at each height in zs -> (Z, M, 2) tray-plane mm where they
+        appear; per candidate camera centres (nadirs (Z, 2), cam_zs (Z,)) when given."""
+        N = self.nadir[None] if nadirs is None else np.asarray(nadirs, dtype=np.float64)
+        cz = self.cam_z if cam_zs is None else np.asarray(cam_zs, dtype=np.float64)
+        k = cz / (cz - np.asarray(zs, dtype=np.float64))
+        return N[:, None, :] + (np.asarray(pts, dtype=np.float64)[None] - N[:, None, :]) * k[:, None, None]
 
     def index(self, mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tray mm (..., 2) -> flat pixel index (clipped into the view) and whether it is inside."""
@@ -150,15 +155,16 @@ def make_probes(cfg: Mapping, tray: Tray) -> Probes:
                   np.concatenate([np.asarray(g[1], int) for g in groups.values()]), n, parts)
 
 
-def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, tray_bgr: np.ndarray,
-                  bg=None, gains: np.ndarray | None = None) -> np.ndarray:
+def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, tray_bgr: np.ndarray | None,
+                  bg=None, gains: np.ndarray | None = None, nadirs: np.ndarray | None = None,
+                  cam_zs: np.ndarray | None = None) -> np.ndarray:
     """Per candidate height: the outline's edge fit plus the best slot-boundary pattern (each
     scaled by its best over the candidates), times the checks that the band just inside the
     square is not bare tray (against heights too high) and the band past its hidden-wall sides is
     (against heights too low)."""
     ac = cfg["align"]
     Z = len(zs)
-    mm = pv.lift(pr.pts, zs)
+    mm = pv.lift(pr.pts, zs, nadirs, cam_zs)
     flat, inside = pv.index(mm)  # (Z, M)
     steps = pv.steps.reshape(-1)
     is_step = pr.channel >= 0
@@ -180,6 +186,8 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
             pat.append(tl._pattern_scores(cfg, np.median(s, axis=2))[0])
         pat = np.max(pat, axis=0)
         sc = sc + w * np.maximum(pat, 0.0) / (float(pat.max()) + 1e-9)
+    if tray_bgr is None:
+        return sc
     # colour checks: the view against the bare tray expected at the same pixel
     cols = np.r_[pr.parts["band"], pr.parts["outside"]]
     fi, ins = flat[:, cols], inside[:, cols]
@@ -225,9 +233,10 @@ def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
                bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
-               probes: Probes | None = None) -> float:
+               probes: Probes | None = None, focal_search: bool = True) -> tuple[float, Registration]:
     """The top face's height over the whole range: coarse candidates, the highest good peak, then
-    a fine search round it, all on one rectified view."""
+    a fine search round it, all on one rectified view; then (align.focal_factors) the focal
+    length searched with it. Returns the height and the registration whose camera fits it."""
     ac = cfg["align"]
     level = tray.block_mm[2]
     zmax = min(level * float(cfg["top"]["max_levels"]), float(ac["max_camera_fraction"]) * float(reg.camera.center[2]))
@@ -244,4 +253,72 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
              and sc[i] >= (sc[i - 1] if i > 0 else -np.inf) and sc[i] >= (sc[i + 1] if i + 1 < len(sc) else -np.inf)]
     z0 = float(coarse[max(peaks) if peaks else int(np.argmax(sc))])
     fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
-    return float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains)))])
+    z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains)))])
+    factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
+    if not factors:
+        return z, reg
+    return refine_focal(cfg, tray, reg, img.shape, pv, pr, z, factors, tray_bgr, bg, gains)
+
+
+def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera:
+    """The camera pose a tray homography implies for focal length f (principal point at the
+    image centre): the columns of K^-1 H are r1, r2 and t up to one scale."""
+    K = intrinsics(f, width, height)
+    M = np.linalg.inv(K) @ H
+    lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
+    if M[2, 2] * lam < 0:  # the tray lies in front of the camera
+        lam = -lam
+    r1, r2 = lam * M[:, 0], lam * M[:, 1]
+    U, _, Vt = np.linalg.svd(np.column_stack([r1, r2, np.cross(r1, r2)]))
+    R = U @ Vt
+    if np.linalg.det(R) < 0:
+        R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
+    return Camera(K, cv2.Rodrigues(R)[0].reshape(3), lam * M[:, 2])
+
+
+def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes, z: float,
+                 factors: list[float], tray_bgr: np.ndarray, bg, gains) -> tuple[float, Registration]:
+    """The focal length and height that fit the top face best, near the calibrated focal length
+    and the height found with it. A camera that zooms (or another camera than the calibration's)
+    moves the camera centre the markers imply, so no height lines the face up exactly; the markers
+    fix the tray plane whatever the focal length, so only the centre moves, and the rectified
+    view is reused."""
+    ac = cfg["align"]
+    h, w = shape[:2]
+    f0 = float(reg.camera.K[0, 0])
+    k0 = pv.cam_z / (pv.cam_z - z)  # the face's scale on the tray plane: about what any candidate must show
+    win, step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
+    cams: dict[float, Camera] = {1.0: reg.camera}
+    colour = bool(ac.get("focal_colour_checks", True))
+
+    def best(facs: list[float], offs_of) -> tuple[float, float]:
+        """The best (factor, height) among the factors, each with heights round its own
+        equivalent of z (offs_of(factor, z_equivalent) -> heights)."""
+        fs, zs, nadirs, czs = [], [], [], []
+        for fac in facs:
+            if fac not in cams:
+                cams[fac] = camera_for_focal(reg.H, f0 * fac, w, h)
+            C = cams[fac].center
+            zc = offs_of(fac, float(C[2]) * (1 - 1 / k0))
+            zc = zc[(zc > 0) & (zc < float(C[2]) * float(ac["max_camera_fraction"]))]
+            fs += [fac] * len(zc)
+            zs.append(zc)
+            nadirs.append(np.broadcast_to(C[:2], (len(zc), 2)))
+            czs.append(np.full(len(zc), float(C[2])))
+        zs_all = np.concatenate(zs)
+        sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,
+                           np.concatenate(nadirs), np.concatenate(czs))
+        i = int(np.argmax(sc))
+        return fs[i], float(zs_all[i])
+
+    # coarse: every factor, heights round each one's equivalent in steps of 2 fine steps
+    fac, zb = best(factors, lambda f, ze: ze + np.arange(-win, win + 1e-6, 2 * step))
+    # fine: the best factor and its neighbours half a factor step away, heights round the best
+    d = float(np.min(np.diff(sorted(factors)))) / 2 if len(factors) > 1 else 0.0
+    z_of_best = {fac: zb}
+    fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac],
+                   lambda f, ze: (z_of_best.get(f, ze + (zb - (float(cams[fac].center[2]) * (1 - 1 / k0)))))
+                   + np.arange(-2 * step, 2 * step + 1e-6, step))
+    if fac == 1.0:
+        return zb, reg
+    return zb, replace(reg, camera=cams[fac])

@@ -158,8 +158,17 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
 
 
 def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> float:
-    """The top face's height: the square outline's edge fit over the whole range ("outline"), or
-    near the silhouette's height ("silhouette+outline"), or the silhouette alone."""
+    """The top face's height (see top_face) for the registration's own camera (no focal search),
+    as calibration's labels refit it and the hand finder uses it with that camera."""
+    return top_face(p, reg, img, tray_bgr, gains, focal_search=False)[0]
+
+
+def top_face(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
+             gains: np.ndarray, focal_search: bool = True) -> tuple[float, Registration]:
+    """The top face's height and the registration whose camera lines it up: the outline's edge
+    fit over the whole range on the tray plane ("outline"; with align.focal_factors the focal
+    length is searched too), or near the silhouette's height ("silhouette+outline"), or the
+    silhouette alone."""
     method = str(p.cfg["top"].get("height_method", "outline"))
     z = float("nan")
     win = float(p.cfg["align"].get("silhouette_window_mm", 0.0))
@@ -169,14 +178,15 @@ def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.nda
     if method == "outline":
         lo, hi = (z - win, z + win) if win > 0 and np.isfinite(z) else (0.0, np.inf)
         if p.cfg["align"].get("search", "plane") == "plane":
-            z = plane_height.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi, p.height_probes)
+            z, reg = plane_height.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi,
+                                             p.height_probes, focal_search)
         else:
             z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
     elif method != "silhouette":
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):
         z = float(p.cfg["top"]["fallback_levels"]) * p.tray.block_mm[2]
-    return z
+    return z, reg
 
 
 @dataclass(frozen=True)
@@ -278,7 +288,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen."""
     ctx = frame_context(p, img)
     reg, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains
-    z = top_height(p, reg, img, tray_bgr, gains)
+    z, reg = top_face(p, reg, img, tray_bgr, gains)
+    ctx = FrameContext(reg, tray_bgr, gains)
     face = tl.face_image(p.cfg, p.tray, reg, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
