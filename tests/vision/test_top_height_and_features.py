@@ -1,0 +1,102 @@
+"""The top's height found on the tray plane, the focal length a zooming camera needs, and the
+slot features computed three at a time."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+
+from vision import patch_features as pf
+from vision import plane_height as ph
+from vision.geometry import Camera, apply_h, intrinsics, look_at
+from vision.reader import frame_context, load_pipeline, read_frame, top_face
+
+
+def _face_scale(cam: Camera, z: float) -> float:
+    """How much the plane at height z is magnified on the tray plane, seen by this camera."""
+    c = cam.center
+    return float(c[2] / (c[2] - z))
+
+
+def test_the_plane_search_finds_the_height_that_lines_the_top_face_up(calibration, small_kit):
+    """A face one block height off shows its 75 mm outline 15 mm of parallax away: the found
+    height must line the face up to within a few millimetres on the tray plane."""
+    pipe = load_pipeline(calibration)
+    truth = json.loads((small_kit / "truth.json").read_text())
+    labels = json.loads((small_kit / "labels.json").read_text())
+    misses = []
+    names = [n for n in sorted(labels) if labels[n]["hands"] == 0][:8]
+    for name in names:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = frame_context(pipe, img)
+        z, reg = top_face(pipe, ctx.registration, img, ctx.tray_bgr, ctx.gains)
+        eye_z = float(truth[name]["eye"][2])
+        true_scale = eye_z / (eye_z - 15.0 * truth[name]["levels"])
+        # the outline's half side on the tray plane, found against true
+        misses.append(abs(37.5 * (_face_scale(reg.camera, z) - true_scale)))
+    assert np.median(misses) < 2.0, misses
+
+
+def test_the_camera_a_homography_implies_for_the_true_focal_length_is_the_true_camera():
+    K = intrinsics(600.0, 640, 480)
+    cam = look_at(K, np.array([120.0, 90.0, 520.0]), np.array([140.0, 140.0, 0.0]), 12.0)
+    H = cam.plane_homography(0.0)
+    back = ph.camera_for_focal(H, 600.0, 640, 480)
+    assert np.allclose(back.center, cam.center, atol=1e-6)
+    # another focal length: about the same tray plane (within a pixel; no exact rotation exists
+    # for a wrong focal length), from a camera centre nearer the tray
+    wide = ph.camera_for_focal(H, 540.0, 640, 480)
+    tray_pts = np.array([[0.0, 0.0], [280.0, 0.0], [280.0, 280.0], [0.0, 280.0], [140.0, 140.0]])
+    assert np.abs(apply_h(wide.plane_homography(0.0), tray_pts) - apply_h(H, tray_pts)).max() < 1.0
+    assert wide.center[2] < cam.center[2]
+
+
+def test_sides_whose_walls_the_camera_sees_are_not_checked_for_bare_tray(small_kit):
+    from vision.kit import load_tray
+
+    tray = load_tray(small_kit / "tray.json")
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    # right above the tower: every wall is hidden, beside every side of the top lies the tray
+    assert ph.hidden_sides(tray, c).all()
+    # far out along +x: the +x wall faces the camera, the other three are hidden
+    assert list(ph.hidden_sides(tray, c + np.array([200.0, 0.0]))) == [False, True, True, True]
+
+
+def test_a_frame_read_returns_the_registration_its_height_belongs_to(calibration, small_kit):
+    pipe = load_pipeline(calibration)
+    labels = json.loads((small_kit / "labels.json").read_text())
+    name = sorted(labels)[0]
+    res = read_frame(pipe, cv2.imread(str(small_kit / "images" / name)))
+    assert np.isfinite(res.z_top) and res.z_top > 0
+    # the focal length found stays within the searched range round the calibration's
+    f0 = float(json.loads((calibration / "config.json").read_text())["camera"]["focal_px"])
+    assert 0.85 * f0 <= res.registration.camera.K[0, 0] <= 1.15 * f0
+
+
+def test_histogram_medians_are_numpy_medians():
+    rng = np.random.default_rng(4)
+    v = rng.integers(0, 256, (3, 101, 3)).astype(np.uint8)
+    assert np.allclose(pf.median_u8(v), np.median(v.astype(np.float64), axis=1))
+    even = v[:, :100]
+    assert np.allclose(pf.median_u8(even), np.median(even.astype(np.float64), axis=1))
+    mask = rng.uniform(size=(3, 101)) > 0.6
+    want = np.array([np.median(v[s][mask[s]].astype(np.float64), axis=0) for s in range(3)])
+    assert np.allclose(pf.median_u8(v, mask), want)
+
+
+def test_three_patches_at_once_give_what_each_gives_alone():
+    rng = np.random.default_rng(5)
+    cfg = {"color": {"tray_ref_bgr": [200, 200, 200]}}
+    patches = [rng.integers(0, 256, (31, 94, 3)).astype(np.uint8) for _ in range(3)]
+    patches[1][:, :40] = (30, 40, 200)  # a red block half way: different statistics per patch
+    gains = np.array([1.1, 0.95, 1.0], np.float32)
+    labs = pf.patch_labs(patches, gains)
+    together_c = pf.color_features(labs)
+    together_o = pf.occupancy_features(cfg, labs, together_c)
+    for s in range(3):
+        alone = pf.patch_labs([patches[s]], gains)
+        c = pf.color_features(alone)
+        assert np.allclose(together_c[s], c[0], atol=1e-5)
+        assert np.allclose(together_o[s], pf.occupancy_features(cfg, alone, c)[0], atol=1e-5)
