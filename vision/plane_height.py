@@ -143,9 +143,10 @@ def make_probes(cfg: Mapping, tray: Tray) -> Probes:
         seg = tl.slot_segments(tray, o, int(cfg["top"]["samples_per_segment"]))
         S, K, _ = seg.pts.shape
         groups[f"segments_{o}"] = (seg.pts.reshape(-1, 2), (np.abs(np.repeat(seg.normal, K, axis=0)[:, 1]) > 0.5).astype(int))
-    Pb, _ = _square(tray, n, -float(ac["band_inset_mm"]))
+    nc = int(ac["colour_probes_per_side"])
+    Pb, _ = _square(tray, nc, -float(ac["band_inset_mm"]))
     groups["band"] = (Pb, np.full(len(Pb), -1))
-    Pu, _ = _square(tray, n, float(ac["outside_band_mm"]))
+    Pu, _ = _square(tray, nc, float(ac["outside_band_mm"]))
     groups["outside"] = (Pu, np.full(len(Pu), -1))
     parts, start = {}, 0
     for name, (p, _) in groups.items():
@@ -198,7 +199,7 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     sc = sc * np.clip(fg[:, :nb].mean(axis=1) / float(ac["band_foreground"]), 0.0, 1.0)
     need = float(ac["outside_bare"])
     if need > 0 and hidden_sides(tray, pv.nadir).any():
-        counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(hidden_sides(tray, pv.nadir), n)
+        counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(hidden_sides(tray, pv.nadir), nb // 4)
         k = counted.sum(axis=1)
         bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
         sc = sc * np.clip(bare / need, 0.0, 1.0)
@@ -286,21 +287,25 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     ac = cfg["align"]
     h, w = shape[:2]
     f0 = float(reg.camera.K[0, 0])
-    k0 = pv.cam_z / (pv.cam_z - z)  # the face's scale on the tray plane: about what any candidate must show
     win, step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
-    cams: dict[float, Camera] = {1.0: reg.camera}
+    zmax_frac = float(ac["max_camera_fraction"])
     colour = bool(ac.get("focal_colour_checks", True))
+    cams: dict[float, tuple[Camera, np.ndarray]] = {1.0: (reg.camera, reg.camera.center)}
 
-    def best(facs: list[float], offs_of) -> tuple[float, float]:
-        """The best (factor, height) among the factors, each with heights round its own
-        equivalent of z (offs_of(factor, z_equivalent) -> heights)."""
+    def centre(fac: float) -> np.ndarray:
+        if fac not in cams:
+            cam = camera_for_focal(reg.H, f0 * fac, w, h)
+            cams[fac] = (cam, cam.center)
+        return cams[fac][1]
+
+    def best(facs: list[float], scale: float, offs: np.ndarray) -> tuple[float, float]:
+        """The best (factor, height) among the factors, each at the heights that show the face at
+        `scale` on the tray plane for its camera centre, plus offs."""
         fs, zs, nadirs, czs = [], [], [], []
         for fac in facs:
-            if fac not in cams:
-                cams[fac] = camera_for_focal(reg.H, f0 * fac, w, h)
-            C = cams[fac].center
-            zc = offs_of(fac, float(C[2]) * (1 - 1 / k0))
-            zc = zc[(zc > 0) & (zc < float(C[2]) * float(ac["max_camera_fraction"]))]
+            C = centre(fac)
+            zc = float(C[2]) * (1 - 1 / scale) + offs
+            zc = zc[(zc > 0) & (zc < float(C[2]) * zmax_frac)]
             fs += [fac] * len(zc)
             zs.append(zc)
             nadirs.append(np.broadcast_to(C[:2], (len(zc), 2)))
@@ -311,14 +316,11 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         i = int(np.argmax(sc))
         return fs[i], float(zs_all[i])
 
-    # coarse: every factor, heights round each one's equivalent in steps of 2 fine steps
-    fac, zb = best(factors, lambda f, ze: ze + np.arange(-win, win + 1e-6, 2 * step))
+    # coarse: every factor, heights round the one showing the face as large as found, 2 fine steps apart
+    fac, zb = best(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step))
     # fine: the best factor and its neighbours half a factor step away, heights round the best
     d = float(np.min(np.diff(sorted(factors)))) / 2 if len(factors) > 1 else 0.0
-    z_of_best = {fac: zb}
-    fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac],
-                   lambda f, ze: (z_of_best.get(f, ze + (zb - (float(cams[fac].center[2]) * (1 - 1 / k0)))))
-                   + np.arange(-2 * step, 2 * step + 1e-6, step))
-    if fac == 1.0:
-        return zb, reg
-    return zb, replace(reg, camera=cams[fac])
+    cz = float(centre(fac)[2])
+    fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
+                   np.arange(-2 * step, 2 * step + 1e-6, step))
+    return zb, (reg if fac == 1.0 else replace(reg, camera=cams[fac][0]))
