@@ -133,10 +133,13 @@ TIPPED_DEG = 30.0  # a bottom-level block tilted more than this has fallen over 
 
 def blocks_off_the_tower(twin) -> list[str]:
     """Names of the map's blocks (not the one in hand) that rest where only a fallen block can: on the
-    table, on the tray when they came from level 2 or higher, or (bottom level) tipped over."""
+    table, on the tray when they came from level 2 or higher, (bottom level) tipped over, or anywhere
+    beyond the tray's edge (the twin's hard pushes can fling blocks far off the table)."""
     import mujoco
 
     m, d = twin.model, twin.data
+    half_tray = twin.config.layout.tray_mm / 2000.0
+    tray_xy = d.xpos[twin.world.tray_body][:2]
     ground = {mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, n): n for n in FELL_ONTO}
     by_geom = {b.geom_id: b for b in twin.world.blocks if b.level is not None and b is not twin.in_hand}
     out: dict[int, str] = {}
@@ -149,6 +152,8 @@ def blocks_off_the_tower(twin) -> list[str]:
             if where == "table" or b.level >= 2:
                 out[b.index] = b.name
     for b in by_geom.values():
+        if np.max(np.abs(d.xpos[b.body_id][:2] - tray_xy)) > half_tray:
+            out[b.index] = b.name
         if b.level == 1:
             z = d.xmat[b.body_id].reshape(3, 3)[2, 2]
             if math.degrees(math.acos(min(1.0, abs(float(z))))) > TIPPED_DEG:

@@ -51,3 +51,12 @@ def test_twin_truth_sees_where_blocks_rest(twin):
     assert blocks_off_the_tower(twin) == []
     _move(twin, on_top[-1], (0.25, 0.2, hz + 0.002))  # lying on the table
     assert blocks_off_the_tower(twin) == [on_top[-1].name]
+
+
+def test_twin_truth_counts_a_block_flung_beyond_the_tray_as_fallen(twin):
+    from hardware.sim.recording import blocks_off_the_tower
+
+    top = twin.top_level()
+    block = next(b for b in twin.world.blocks if b.level == top - 1)
+    _move(twin, block, (5.0, 0.0, 0.3), settle_s=0.05)  # still in the air, far away
+    assert block.name in blocks_off_the_tower(twin)
