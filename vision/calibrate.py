@@ -23,7 +23,7 @@ from vision.hands import find_hands
 from vision.kit import Kit, KitError, load_kit
 from vision.models import train_kernel, train_linear
 from vision.background import learn_background
-from vision.reader import Pipeline, default_config, merge, top_height
+from vision.reader import GLYPHS, Pipeline, default_config, merge, top_height
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
 MIN_IMAGES = 6
@@ -62,6 +62,11 @@ def label_fit_height(cfg: dict, kit: Kit, p: Prepared, z0: float) -> float:
     zs = np.arange(max(level * 0.5, z0 - w), z0 + w + 1e-6, float(cfg["align"]["fine_step_mm"]) / 2)
     st = tl.segment_strengths(cfg, kit.tray, p.reg, tl.edge_image(p.img), lab.orientation, zs)
     return float(zs[int(np.argmax(st[:, segs].mean(axis=1)))])
+
+
+def _blocks_showing(kit: Kit, prepared: list, glyph: str) -> int:
+    """How many labelled blocks (over all images) carry this glyph."""
+    return sum(1 for p in prepared for b in kit.labels[p.name].slots if b is not None and _glyph_of(b) == glyph)
 
 
 def degrade(img: np.ndarray, rng: np.random.Generator, blur_max_px: float, noise_max: float) -> np.ndarray:
@@ -222,6 +227,11 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     for c in ("red", "yellow", "green", "blue"):
         if c not in mreport.get("color", {}).get("classes", {}):
             log(f"warning: no {c} block is labelled in the kit, so {c} cannot be recognised")
+    for name in GLYPHS:
+        shown = _blocks_showing(kit, prepared, name)
+        if 0 < shown < int(cfg["calibration"]["min_blocks_per_glyph"]):
+            log(f"warning: the kit shows a {name} glyph on only {shown} block(s); a few more photos with it "
+                f"make it read surely (the twin's 48-photo kits with one Wild read Wilds as empty)")
 
     # 4. hand thresholds: small grid search on the kit's hand counts
     grid = cfg["calibration"]["hand_grid"]

@@ -88,3 +88,23 @@ def test_calibration_writes_config_models_and_report(calibration):
     cfg = json.loads((calibration / "config.json").read_text())
     assert cfg["camera"]["focal_px"] > 0
     assert "chroma" in cfg["hands"]
+
+
+def test_calibration_counts_the_blocks_showing_each_glyph_so_it_can_warn_of_rare_ones(small_kit):
+    """A glyph seen on one block only (the twin's Wild in a 48-photo kit) is read badly: the
+    calibration counts blocks per glyph over all labelled images to say so."""
+    from types import SimpleNamespace
+
+    from vision.calibrate import _blocks_showing
+    from vision.kit import load_kit
+
+    kit = load_kit(small_kit)
+    prepared = [SimpleNamespace(name=n) for n in kit.labels]
+    want = {}
+    for lab in kit.labels.values():
+        for b in lab.slots:
+            if b is not None:
+                want[b.glyph] = want.get(b.glyph, 0) + 1
+    for glyph, n in want.items():
+        assert _blocks_showing(kit, prepared, glyph) == n
+    assert _blocks_showing(kit, prepared[:1], "no-such-glyph") == 0
