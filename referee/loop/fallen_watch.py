@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.observations import SensorEvent, SensorEventKind
+from referee.observations import SensorEvent
 
 
 class FallenWatch:
@@ -30,15 +30,13 @@ class FallenWatch:
         self.checks = 0
 
     def sensor_event(self, event: SensorEvent) -> None:
-        """The sensors called a collapse themselves: the camera has nothing to add."""
-        if event.kind is SensorEventKind.COLLAPSE:
-            self.judge.sensor_event(event)
+        """Every sensor event goes to the judge: a lift says a block is in hand (then a seen block
+        counts only if it lies still: the carried block is not a fallen one), a place that it is
+        down, a collapse that the camera has nothing to add."""
+        self.judge.sensor_event(event)
 
-    def frame(self, t: float, image, top_level: int, round_key: Any, now: float,
-              in_hand_min_confidence: float | None = None) -> SensorEvent | None:
-        """Look at this frame if it is time to; a collapse the camera settles, else None.
-        While a player carries a block (`in_hand_min_confidence` given), only fallen blocks at least
-        that sure count: the block in hand, seen beside the tower, is not a fallen one."""
+    def frame(self, t: float, image, top_level: int, round_key: Any, now: float) -> SensorEvent | None:
+        """Look at this frame if it is time to; a collapse the camera settles, else None."""
         from vision.fallen import fallen_blocks_in_frame
 
         new_round = round_key != self.round_key
@@ -57,6 +55,4 @@ class FallenWatch:
             self.judge.reset()
             self.judge.ignore(blocks)
             return None
-        if in_hand_min_confidence is not None:
-            blocks = tuple(b for b in blocks if b.confidence >= in_hand_min_confidence)
         return self.judge.frame(t, blocks, detected_at=now)

@@ -47,7 +47,6 @@ class FusionConfig:
     vanish_frames: int = 3           # frames with no block where the map's top is: the tower fell ...
     impact_window_s: float = 2.0     # ... confirmed by an impact the tray felt this recently
     place_under_hand_confidence: float = 0.75  # a new block read this surely counts while the hand withdraws
-    fallen_in_hand_confidence: float = 0.6  # while a block is in hand, a "fallen block" must be this sure (it may be that block)
     faint_slot_below: float = 0.25   # one block is laid at a time: beside one new block read surely, another
                                      # "new" slot read below this is a misreading, not a second block
     foul_confidence: float = 0.9     # a reading that would mean a foul counts alone only this sure; below, a

@@ -189,10 +189,7 @@ class TableLoop:
             self._submit_all(self.fuser.on_frame(reading, self.session.play_round))
         now_rnd = self.session.play_round
         if self.fallen is not None and now_rnd is not None and not now_rnd.over:
-            pull = self.fuser.pull
-            carrying = pull is not None and pull.lift_t is not None and pull.place_t is None
-            seen = self.fallen.frame(frame.t, frame.image, now_rnd.tower.top_level, self.session.round_no, self.clock.now(),
-                                     self.fuser.config.fallen_in_hand_confidence if carrying else None)
+            seen = self.fallen.frame(frame.t, frame.image, now_rnd.tower.top_level, self.session.round_no, self.clock.now())
             if seen is not None:
                 self.stats.sensor_events.append(seen)
                 if self.observer is not None:

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import vision.fallen
 from hardware.detectors.config import load_detector_config
 from referee.loop.fallen_watch import FallenWatch
-from referee.observations import SensorEventKind
+from referee.observations import SensorEvent, SensorEventKind
 
 
 class Tray:
@@ -62,6 +62,7 @@ def test_the_block_in_a_players_hand_seen_beside_the_tower_is_not_a_fallen_block
     seen = {"now": ()}
     watch, sensors = watch_with(monkeypatch, seen)
     watch.frame(0.0, None, 15, 1, 0.0)
+    watch.sensor_event(SensorEvent(SensorEventKind.LIFT, 2.9))  # the load cell: a block is in hand
     sensors.thud_t = 3.0  # the jolt of the block coming out
-    seen["now"] = (SimpleNamespace(center_mm=(268.0, 144.0), confidence=0.31, whole=True),)  # carried past the tower
-    assert watch.frame(3.1, None, 15, 1, 3.1, in_hand_min_confidence=0.6) is None
+    seen["now"] = (SimpleNamespace(center_mm=(268.0, 144.0), confidence=0.9, whole=True),)  # carried past the tower
+    assert watch.frame(3.1, None, 15, 1, 3.1) is None
