@@ -462,11 +462,13 @@ class Fuser:
             out.append(FusedEvent({"event": "touch", "player": rnd.players[seat]},
                                   {"t": event.t, "seat": seat, "why": "hand on the tower as it fell"}))
         out.append(FusedEvent({"event": "collapse"}, evidence, released_at=event.t))
-        if seat is None:
-            # No hand was seen at the tower: RULES.md 8 blames the last player who touched it. The
-            # camera may have missed a hand, so the table is asked; an answer naming someone else
-            # takes the call back and blames them (table_loop).
-            out.append(Question("The tower fell with no hand seen on it: was anyone touching it?",
+        if seat is None or (rnd.turn in rnd.players and rnd.players[seat] != rnd.turn):
+            # No hand was seen at the tower (RULES.md 8 then blames the last player who touched
+            # it), or the hand seen was not that of the player whose turn it is: the camera may
+            # have missed a hand or misjudged where an arm came from, so the table is asked. An
+            # answer naming someone else takes the call back and blames them (table_loop).
+            seen = "with no hand seen on it" if seat is None else f"with {rnd.players[seat]}'s hand seen on it, in {rnd.turn}'s turn"
+            out.append(Question(f"The tower fell {seen}: who was touching it?",
                                 (*rnd.players, NOBODY), {"t": event.t, "players": list(rnd.players)},
                                 kind="who_touched"))
         self.pull = None

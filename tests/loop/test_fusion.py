@@ -115,7 +115,9 @@ def test_a_collapse_is_blamed_through_the_hand_on_the_tower():
     before = ["red-skip", "green-reverse", "wild"]
     feed(f, rnd, [top(before, "y", 0.0, [hand("north")])])  # the arm comes from Ben's seat (120 deg)
     out = f.on_sensor(SensorEvent(SensorEventKind.COLLAPSE, 0.3, 0.9, {"drop_g": 300.0}), rnd)
-    assert [o.event for o in out] == [{"event": "touch", "player": "Ben"}, {"event": "collapse"}]
+    assert [o.event for o in out if isinstance(o, FusedEvent)] == [{"event": "touch", "player": "Ben"}, {"event": "collapse"}]
+    # Ben's hand in Ana's turn: the table is asked to confirm who was touching it
+    assert [o.kind for o in out if isinstance(o, Question)] == ["who_touched"]
 
 
 def test_placed_slot_compares_the_camera_top_with_the_map():

@@ -6,12 +6,13 @@ got them, the players' checks, and the twin's ground truth. Replaying them runs 
 (fusion, session, engine) in a few seconds each, so the suite checks the referee's calls on many
 matches without MuJoCo.
 
-Issue #6 asks for every turn to equal the truth; the referee is not there yet (it misses or
-misplaces about 3 turns in 100, see the closing notes), so these tests hold it to what it does
-now and to what it must never do: call a foul that did not happen (a "two hands" penalty, a
-collapse after a knock), or do worse than the live match did. Remake them (after a large change to the fusion: the readings were taken with
-the live referee's map as the height hint) with
-`stacko bench match --matches 21 --seed 101 --players 3 --max-turns 8 --skill mixed --workers 2 --record tests/loop/recorded`.
+Issue #6 asks for every turn to equal the truth: every turn the referee calls on its own, every
+turn as logged (the referee may ask the table, one tap on the page, where its senses cannot
+settle a reading), every "two hands" penalty and every collapse's loser. Remake them (after a
+large change to the fusion: the readings were taken with the live referee's map as the height
+hint) with
+`stacko bench match --matches 21 --seed 101 --players 3 --max-turns 8 --skill mixed --workers 2 --record tests/loop/recorded`
+and, for more collapses, `stacko bench match --matches 4 --seed 122 --players 3 --max-turns 20 --skill careless --workers 2 --record tests/loop/recorded`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ import pytest
 from referee.loop.recorded import read_recording, replay_recording
 
 RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.jsonl.gz"))
+# Long matches of careless players (20 turns at most, to a collapse): the tower grows past 19
+# levels, where the camera misreads glyphs; once the map goes wrong the referee falls behind
+# (a known limit, see the closing notes). Held to what they show, and to every fair-play rule.
+LONG = sorted((Path(__file__).parent / "recorded-long").glob("*.jsonl.gz"))
+ALL = RECORDED + LONG
 
 
 @lru_cache(maxsize=None)
@@ -39,22 +45,23 @@ def test_there_are_at_least_twenty_recorded_matches():
     assert len(RECORDED) >= 20
 
 
-@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
 def test_replaying_a_match_calls_at_least_as_many_turns_right_as_the_live_referee(path):
     header, _ = read_recording(path)
     assert sum(c.agree for c in replayed(path).checks) >= header["live"]["agree"]
 
 
-def test_the_turns_the_referee_calls_on_its_own_are_right_at_least_98_times_in_100():
+def test_every_turn_the_referee_calls_on_its_own_is_right():
     seen = [c for c in all_checks() if c.how == "seen"]
     assert len(seen) >= 100
-    assert sum(c.agree for c in seen) >= 0.98 * len(seen)
+    assert [c for c in seen if not c.agree] == []
 
 
-def test_at_least_95_turns_in_100_end_up_logged_as_they_happened():
+def test_every_turn_ends_up_logged_as_it_happened():
     """Seen, asked on the page, or told by a player: the log says what happened."""
     checks = all_checks()
-    assert sum(c.agree for c in checks) >= 0.95 * len(checks)
+    assert [c for c in checks if not c.agree] == []
+    assert sum(c.how == "told" for c in checks) == 0  # the referee never left a turn for a player to tell
 
 
 def _truth_of(path):
@@ -63,17 +70,17 @@ def _truth_of(path):
 
 
 def test_nobody_is_penalised_for_two_hands_they_did_not_use():
-    for path in RECORDED:
+    for path in ALL:
         _, _, truth, names = _truth_of(path)
         used = {names[t["seat"]] for t in truth if t["type"] == "two_hands"}
         called = {e.get("player") for e in replayed(path).events if e["event"] == "two_hands"}
         assert called <= used, path.stem
 
 
-def test_most_players_who_use_two_hands_get_the_penalty():
+def test_every_player_who_uses_two_hands_gets_the_penalty():
     """A penalty is served after the turn; a pull that topples the tower ends the round instead."""
     used = hit = 0
-    for path in RECORDED:
+    for path in ALL:
         _, _, truth, names = _truth_of(path)
         events = replayed(path).events
         fell = next((e["t"] for e in truth if e["type"] == "collapse"), float("inf"))
@@ -81,7 +88,7 @@ def test_most_players_who_use_two_hands_get_the_penalty():
             used += 1
             hit += any(e["event"] == "two_hands" and e.get("player") == names[t["seat"]] for e in events)
     assert used >= 5, "too few recorded two-hand pulls to judge"
-    assert hit >= 0.5 * used
+    assert hit == used
 
 
 def _same_turn(truth, t_a, t_b):
@@ -100,9 +107,9 @@ def _expected_loser(records, truth, names, t_collapse):
     return names[touches[-1]["seat"]] if touches else None
 
 
-def test_every_collapse_ends_the_round_and_most_are_blamed_on_the_player_at_the_tower():
+def test_every_collapse_ends_the_round_blamed_on_the_player_at_the_tower():
     collapses = right = 0
-    for path in RECORDED:
+    for path in ALL:
         _, records, truth, names = _truth_of(path)
         collapse = next((e for e in truth if e["type"] == "collapse"), None)
         if collapse is None:
@@ -112,12 +119,12 @@ def test_every_collapse_ends_the_round_and_most_are_blamed_on_the_player_at_the_
         assert result.loser is not None, path.stem
         right += result.loser == _expected_loser(records, truth, names, collapse["t"])
     assert collapses >= 4, "too few recorded collapses to judge"
-    assert right >= 0.6 * collapses
+    assert right == collapses
 
 
 def test_a_knock_on_the_table_is_not_a_collapse():
     knocks = 0
-    for path in RECORDED:
+    for path in ALL:
         _, _, truth, _ = _truth_of(path)
         if any(e["type"] == "collapse" for e in truth):
             continue
@@ -132,8 +139,14 @@ def test_each_matchs_logged_events_replay_through_the_script_command_to_the_same
 
     from referee.script import run_lines
 
-    for path in RECORDED:
+    for path in ALL:
         result = replayed(path)
         outputs = list(run_lines(json.dumps(e) for e in result.events))
         assert outputs and all(o["ok"] for o in outputs), path.stem
         assert (outputs[-1]["winner"], outputs[-1]["loser"]) == (result.winner, result.loser), path.stem
+
+
+def test_the_long_careless_matches_still_log_three_turns_in_four_right():
+    checks = [c for p in LONG for c in replayed(p).checks]
+    assert len(LONG) >= 4 and len(checks) >= 30
+    assert sum(c.agree for c in checks) >= 0.75 * len(checks)
