@@ -488,8 +488,7 @@ class Fuser:
         choice = choose_block(tower, slot_reading, self.config)
         choice = self._seen_leaving_the_top(pull, tower, choice)
         puller = self._name(rnd, pull)
-        context = {"level": level, "slot": slot, "player": puller, "frame": reading.frame_seq,
-                   "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
+        context = self._place_context(pull, rnd, reading, level, slot)
         self._placed_by(pull, reading)
         if isinstance(choice, Question):
             self.pull = None
@@ -526,9 +525,13 @@ class Fuser:
         self.pull = None
         self._placed_by(pull, reading)
         spoken = " or ".join(Block.parse(n).spoken() for n in options)
-        context = {"level": level, "slot": slot, "player": self._name(rnd, pull), "frame": reading.frame_seq,
-                   "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
-        return [Question(f"Is the block placed on top {spoken}?", options, context, kind="which_block")]
+        return [Question(f"Is the block placed on top {spoken}?", options,
+                         self._place_context(pull, rnd, reading, level, slot), kind="which_block")]
+
+    def _place_context(self, pull: "_Pull", rnd: Round, reading: TopLevelReading, level: int, slot: int) -> dict:
+        """What a question about this place carries, so that the answer can make the pull's events."""
+        return {"level": level, "slot": slot, "player": self._name(rnd, pull), "frame": reading.frame_seq,
+                "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
 
     def _seen_leaving_the_top(self, pull: "_Pull", tower: Tower, choice):
         """The camera saw a block of the map's top level gone while the weight was off: if the

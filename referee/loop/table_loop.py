@@ -305,22 +305,16 @@ class TableLoop:
         block = tower.at(level, slot).name
         self.pull_frames.clear()
         evidence = {"source": "camera: where the block stuck out", "block_read_as": list(question.options), **evidence}
-        for out in self.fuser.answer(question, block, rnd):
-            if isinstance(out, Question):  # the map holds that block twice: the frames said which
-                if out.kind == "which_spot" and option in out.options:
-                    self._answer_itself(out, option, evidence)
-                else:
-                    self._ask(out)
-                continue
-            out.evidence.pop("answered", None)
-            out.evidence.pop("question", None)
-            out.evidence.update(evidence)
-            self._submit_all([out])
+        self._answer_itself(question, block, evidence, spot=option)
         return True
 
-    def _answer_itself(self, question: Question, option: str, evidence: dict) -> None:
-        """The referee settles its own question (no one is asked); the evidence says how."""
+    def _answer_itself(self, question: Question, option: str, evidence: dict, spot: str | None = None) -> None:
+        """The referee settles its own question (no one is asked); the evidence says how. `spot`:
+        the place the frames showed, which also answers "which of its two places?" if that follows."""
         for out in self.fuser.answer(question, option, self.session.play_round):
+            if isinstance(out, Question) and out.kind == "which_spot" and spot in out.options:
+                self._answer_itself(out, spot, evidence)
+                continue
             if isinstance(out, FusedEvent):
                 out.evidence.pop("answered", None)
                 out.evidence.pop("question", None)
@@ -350,9 +344,7 @@ class TableLoop:
         """After a collapse no hand was seen at: the table says who was touching the tower. The call
         stands if that is whom it blamed (or nobody was); else it is taken back and made again with
         that player's touch (RULES.md 8: the player touching the tower loses)."""
-        rnd = self.session.round
-        if option not in question.options:
-            raise ValueError(f"{option!r} is not one of the choices")
+        rnd = self.session.round  # (the session checked that the option is one of the question's)
         if option == NOBODY or rnd.outcome is None or rnd.outcome.loser == option:
             return []
         evidence = {"t": question.context.get("t"), "why": "the table said this player was touching the tower"}
