@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -52,6 +53,11 @@ def make_dir(tmp_path, loadcell=None, imu=None, tray=None, vision=True) -> Calib
     if vision:
         cal.vision_path.mkdir(exist_ok=True)
         (cal.vision_path / "config.json").write_text('{"version": 1}')
+    # files other commands write are dated by their modification time: date them as made two days
+    # before the test's fixed NOW (not today's date, which would lie in NOW's future)
+    made = (NOW - timedelta(days=2)).timestamp()
+    for path in (cal.tray_path, cal.vision_path / "config.json") if vision else (cal.tray_path,):
+        os.utime(path, (made, made))
     return cal
 
 
