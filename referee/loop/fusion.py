@@ -51,6 +51,10 @@ class FusionConfig:
                                      # "new" slot read below this is a misreading, not a second block
     foul_confidence: float = 0.9     # a reading that would mean a foul counts alone only this sure; below, a
                                      # legal block among the camera's candidates is put to the table first
+    glyph_share_min: float = 0.95    # a new block read below place_under_hand_confidence still counts when this
+                                     # share of the reader's belief goes to its glyph (the doubt is whether the
+                                     # slot is filled, which the weight back settles) ...
+    glyph_confidence_min: float = 0.5  # ... read at least this surely, the same on settle_frames frames in a row
 
     @classmethod
     def from_file(cls, path: str | Path) -> "FusionConfig":
@@ -364,9 +368,25 @@ class Fuser:
             return []  # the block may still be held just above the top: wait for its weight (or a longer still top)
         if min_conf > 0:
             placed = self._placed(pull, rnd.tower, reading)
-            if placed is None or reading.slots[placed[1]].confidence < min_conf:
+            if placed is None:
+                return []
+            if reading.slots[placed[1]].confidence < min_conf and not (pull.place_t is not None and self._glyph_sure(placed[1])):
                 return []
         return self._try_place(pull, reading, rnd)
+
+    def _glyph_sure(self, slot: int) -> bool:
+        """The new block's glyph is sure though its slot reads below place_under_hand_confidence: on the
+        last settle_frames frames the same block, nearly all the reader's belief on it (its runner-ups
+        near nothing). The doubt is then whether the slot is filled, which the weight back answers
+        (on the recorded matches every frame read so was right; a misread glyph keeps a runner-up)."""
+        c = self.config
+        frames = self.recent[-c.settle_frames:]
+        if len(frames) < c.settle_frames:
+            return False
+        names = {r.slots[slot].block.name if r.slots[slot].block else None for r in frames}
+        return None not in names and len(names) == 1 and all(
+            r.slots[slot].confidence >= c.glyph_confidence_min and glyph_share(r.slots[slot]) >= c.glyph_share_min
+            for r in frames)
 
     def reset(self) -> None:
         """Forget the pull in progress (the table told the referee what happened, or a new round)."""
@@ -639,6 +659,20 @@ def _the_one_new(reading: TopLevelReading, new: list[int], faint_below: float) -
         return new[0]
     sure = [i for i in new if reading.slots[i].confidence >= faint_below]
     return sure[0] if faint_below > 0 and len(sure) == 1 else None
+
+
+def glyph_share(reading: SlotReading) -> float:
+    """The share of the reader's belief in a slot that goes to its top block: the scores of the block and of
+    its runner-ups all carry the slot's occupancy, so their ratio is how sure the glyph alone is (0 when the
+    reader named no runner-up: nothing then says how sure the glyph is)."""
+    if reading.block is None:
+        return 0.0
+    runner_ups = [score for name, score in reading.candidates if name != reading.block.name]
+    if not runner_ups:
+        return 0.0
+    others = sum(runner_ups)
+    total = reading.confidence + others
+    return reading.confidence / total if total > 0 else 0.0
 
 
 def _same_color(read: Block | None, known: Block) -> bool:

@@ -456,3 +456,29 @@ def test_the_weight_coming_back_calls_the_place_only_on_a_top_that_held_still():
     assert f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.1), rnd) == []
     out = feed(f, rnd, [top([None, "red-2", None], "x", 1.15, [hand("east")])])
     assert [o.event["event"] for o in out] == ["pull", "place"]
+
+
+def test_a_block_read_half_sure_of_its_slot_but_sure_of_its_glyph_is_called_once_its_weight_is_back():
+    """Seed 102: the red Skip read 0.6 on every frame, its runner-ups at nothing: the reader doubted
+    whether the slot was filled, not which block it was; the weight back says it is filled."""
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    lift_and_weight_back(f, rnd, 0.3, place_t=0.9)
+    glyph_sure = SlotReading(Block.parse("red-2"), 0.6, (("red-2", 0.6), ("red-4", 0.004), ("red-1", 0.002)))
+    frames = [TopLevelReading("x", (SlotReading(None, 0.9), glyph_sure, SlotReading(None, 0.9)), (hand("east"),),
+                              t=1.0 + i / 15, uncertain=True) for i in range(2)]
+    out = feed(f, rnd, frames)
+    assert [o.event for o in out] == [{"event": "pull", "level": 2, "slot": 0, "player": "Ana", "block": "red-2"},
+                                      {"event": "place", "level": 5, "slot": 1}]
+
+
+def test_a_half_sure_glyph_is_not_called_while_the_block_may_still_be_carried():
+    rnd = rnd3()
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    glyph_sure = SlotReading(Block.parse("red-2"), 0.6, (("red-2", 0.6), ("red-4", 0.004), ("red-1", 0.002)))
+    frames = [TopLevelReading("x", (SlotReading(None, 0.9), glyph_sure, SlotReading(None, 0.9)), (hand("east"),),
+                              t=1.0 + i / 15, uncertain=True) for i in range(4)]
+    assert feed(f, rnd, frames) == []
