@@ -8,7 +8,7 @@ the frame's light. Without a model, the tray's single median colour stands in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -25,6 +25,10 @@ class TrayBackground:
     ppm: float        # model pixels per mm
     x0: float         # tray mm of model column 0
     y1: float         # tray mm of model row 0 (north edge; rows go south)
+    valid: np.ndarray = field(init=False, repr=False, compare=False)  # (H, W) bool: the model covers the pixel
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "valid", np.isfinite(self.bgr).all(axis=-1))  # once per load, not per frame
 
     def expected(self, reg: Registration, uv: np.ndarray, light: np.ndarray) -> np.ndarray:
         """Bare-tray colour behind image points uv (..., 2), in this frame's light (BGR gains 1/light)."""

@@ -37,6 +37,7 @@ class PlaneView:
     y1: float            # tray mm of row 0 (rows go south, -y)
     nadir: np.ndarray    # (2,) the camera centre's foot on the tray, mm
     cam_z: float         # the camera centre's height over the tray, mm
+    hidden: np.ndarray   # (4,) sides whose walls this camera cannot see (hidden_sides)
 
     def lift(self, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None = None,
              cam_zs: np.ndarray | None = None) -> np.ndarray:
@@ -54,6 +55,35 @@ class PlaneView:
         r = np.rint((self.y1 - mm[..., 1]) * self.ppm).astype(np.int32)
         inside = (c >= 0) & (c < w) & (r >= 0) & (r < h)
         return np.clip(r, 0, h - 1) * w + np.clip(c, 0, w - 1), inside
+
+    def lift_index(self, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None = None,
+                   cam_zs: np.ndarray | None = None, grid: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """index(lift(...)) in one pass: (Z, M) flat pixel indices and whether each is inside, of
+        this view or of another tray-plane grid (x0, y1, ppm, h, w)."""
+        x0, y1, ppm, h, w = grid or (self.x0, self.y1, self.ppm, *self.img.shape[:2])
+        cz = self.cam_z if cam_zs is None else np.asarray(cam_zs, dtype=np.float64)
+        k = cz / (cz - np.asarray(zs, dtype=np.float64))
+        pts = np.asarray(pts, dtype=np.float64)
+        if nadirs is None:  # one centre: each coordinate is a + k b
+            n = self.nadir
+            c = np.multiply.outer(k, (pts[:, 0] - n[0]) * ppm)
+            c += (n[0] - x0) * ppm
+            r = np.multiply.outer(k, (n[1] - pts[:, 1]) * ppm)
+            r += (y1 - n[1]) * ppm
+        else:
+            n = np.asarray(nadirs, dtype=np.float64)
+            c = (pts[None, :, 0] - n[:, 0, None]) * (k * ppm)[:, None]
+            c += ((n[:, 0] - x0) * ppm)[:, None]
+            r = (n[:, 1, None] - pts[None, :, 1]) * (k * ppm)[:, None]
+            r += ((y1 - n[:, 1]) * ppm)[:, None]
+        ci = np.rint(c).astype(np.int32)
+        ri = np.rint(r).astype(np.int32)
+        cc = np.clip(ci, 0, w - 1)
+        rc = np.clip(ri, 0, h - 1)
+        inside = (cc == ci) & (rc == ri)
+        rc *= w
+        rc += cc
+        return rc, inside
 
 
 def colour_steps(img: np.ndarray, o: int) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +126,7 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     steps[..., 0], steps[..., 1] = sx, sy
     steps[..., 2] = cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8))
     steps[..., 3] = cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8))
-    return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz)
+    return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir))
 
 
 def _square(tray: Tray, n: int, off: float) -> tuple[np.ndarray, np.ndarray]:
@@ -120,12 +150,16 @@ def hidden_sides(tray: Tray, nadir: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Probes:
-    """Every point the height score reads, on the face (mm), and which step channel each reads."""
+    """Every point the height score reads, on the face (mm), and which step channel each reads,
+    with what the score needs of them that does not change from frame to frame."""
 
     pts: np.ndarray        # (M, 2)
     channel: np.ndarray    # (M,) 0/1: step along x / y; 2/3: the same at its best in the window; -1: colour
     n: int                 # points per side
     parts: dict            # name -> slice of pts
+    n_steps: int = 0       # the step probes come first: pts[:n_steps]
+    pattern_w: np.ndarray | None = None    # (10, P) segment strengths -> occupancy pattern scores
+    pattern_off: np.ndarray | None = None  # (P,)
 
 
 def make_probes(cfg: Mapping, tray: Tray) -> Probes:
@@ -152,8 +186,11 @@ def make_probes(cfg: Mapping, tray: Tray) -> Probes:
     for name, (p, _) in groups.items():
         parts[name] = slice(start, start + len(p))
         start += len(p)
-    return Probes(np.concatenate([g[0] for g in groups.values()]),
-                  np.concatenate([np.asarray(g[1], int) for g in groups.values()]), n, parts)
+    channel = np.concatenate([np.asarray(g[1], int) for g in groups.values()])
+    n_steps = int((channel >= 0).sum())
+    assert (channel[:n_steps] >= 0).all(), "the step probes come first"
+    Wm, off = tl._pattern_weights(cfg)
+    return Probes(np.concatenate([g[0] for g in groups.values()]), channel, n, parts, n_steps, Wm, off)
 
 
 def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, tray_bgr: np.ndarray | None,
@@ -165,13 +202,14 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     (against heights too low)."""
     ac = cfg["align"]
     Z = len(zs)
-    mm = pv.lift(pr.pts, zs, nadirs, cam_zs)
-    flat, inside = pv.index(mm)  # (Z, M)
-    steps = pv.steps.reshape(-1)
-    is_step = pr.channel >= 0
-    sv = np.where(inside[:, is_step], steps[flat[:, is_step] * 4 + pr.channel[is_step]], 0.0)
-    val = np.zeros(flat.shape, np.float32)
-    val[:, is_step] = sv
+    colour = tray_bgr is not None
+    # only the probes this call reads are lifted (the colour probes only for the colour checks)
+    cols = slice(pr.parts["band"].start, pr.parts["outside"].stop)
+    upto = cols.stop if colour else pr.n_steps
+    flat, inside = pv.lift_index(pr.pts[:upto], zs, nadirs, cam_zs)  # (Z, upto)
+    ns = pr.n_steps
+    val = pv.steps.reshape(-1)[flat[:, :ns] * 4 + pr.channel[:ns]]
+    val[~inside[:, :ns]] = 0.0
     n = pr.n
     sides = val[:, pr.parts["outline"]].reshape(Z, 4, n).mean(axis=2)
     ref_v = val[:, pr.parts["reference"]].mean(axis=1)
@@ -181,53 +219,58 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     sc = out / (float(out.max()) + 1e-9)
     w = float(ac["pattern_weight"])
     if w > 0:
-        pat = []
-        for o in tl.ORIENTS:
-            s = val[:, pr.parts[f"segments_{o}"]].reshape(Z, 10, -1)
-            pat.append(tl._pattern_scores(cfg, np.median(s, axis=2))[0])
-        pat = np.max(pat, axis=0)
+        # both orientations' segment medians at once, then every occupancy pattern's score
+        seg = slice(pr.parts["segments_x"].start, pr.parts["segments_y"].stop)
+        med = np.median(val[:, seg].reshape(Z, 20, -1), axis=2).reshape(Z, 2, 10)
+        pat = (med @ pr.pattern_w + pr.pattern_off).max(axis=2).max(axis=1)
         sc = sc + w * np.maximum(pat, 0.0) / (float(pat.max()) + 1e-9)
-    if tray_bgr is None:
+    if not colour:
         return sc
     # colour checks: the view against the bare tray expected at the same pixel
-    cols = np.r_[pr.parts["band"], pr.parts["outside"]]
     fi, ins = flat[:, cols], inside[:, cols]
     px = pv.img.reshape(-1, 3)[fi].astype(np.float32)
-    expect, on_tray = _bare_tray_at(mm[:, cols], tray_bgr, bg, gains)
+    expect, on_tray = _bare_tray_at(pv, pr.pts[cols], zs, nadirs, cam_zs, tray_bgr, bg, gains)
     fg = _not_tray(cfg["silhouette"], px, expect) & ins
     nb = pr.parts["band"].stop - pr.parts["band"].start
     sc = sc * np.clip(fg[:, :nb].mean(axis=1) / float(ac["band_foreground"]), 0.0, 1.0)
     need = float(ac["outside_bare"])
-    if need > 0 and hidden_sides(tray, pv.nadir).any():
-        counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(hidden_sides(tray, pv.nadir), nb // 4)
+    if need > 0 and pv.hidden.any():
+        counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(pv.hidden, nb // 4)
         k = counted.sum(axis=1)
         bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
         sc = sc * np.clip(bare / need, 0.0, 1.0)
     return sc
 
 
-def _bare_tray_at(mm: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, np.ndarray]:
-    """The bare tray's colour at tray points (..., 2) mm in this frame's light (the learnt tray
-    model where it covers the point, else the tray's colour), and whether the model covers it."""
-    expect = np.broadcast_to(np.asarray(tray_bgr, np.float32), mm.shape[:-1] + (3,))
+def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None, cam_zs: np.ndarray | None,
+                  tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, np.ndarray]:
+    """The bare tray's colour where the face points pts (M, 2) at each height appear (as
+    PlaneView.lift_index), in this frame's light: the learnt tray model where it covers the
+    point, else the tray's colour; and whether the model covers it. (Z, M, 3), (Z, M)."""
+    shape = (len(zs), len(pts))
+    expect = np.broadcast_to(np.asarray(tray_bgr, np.float32), shape + (3,))
     if bg is None:
-        return expect, np.ones(mm.shape[:-1], bool)
+        return expect, np.ones(shape, bool)
     h, w = bg.bgr.shape[:2]
-    c = np.rint((mm[..., 0] - bg.x0) * bg.ppm).astype(np.int32)
-    r = np.rint((bg.y1 - mm[..., 1]) * bg.ppm).astype(np.int32)
-    inside = (c >= 0) & (c < w) & (r >= 0) & (r < h)
-    model = bg.bgr[np.clip(r, 0, h - 1), np.clip(c, 0, w - 1)]
-    ok = inside & np.isfinite(model).all(axis=-1)
+    flat, inside = pv.lift_index(pts, zs, nadirs, cam_zs, (bg.x0, bg.y1, bg.ppm, h, w))
+    model = bg.bgr.reshape(-1, 3)[flat]
+    ok = inside & bg.valid.reshape(-1)[flat]
     g = gains if gains is not None else np.ones(3, np.float32)
     return np.where(ok[..., None], model / np.asarray(g, np.float32), expect), ok
 
 
 def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """Pixels whose chromaticity or brightness is not the bare tray's (as `top_level.foreground`)."""
+    """Pixels whose chromaticity or brightness is not the bare tray's (as `top_level.foreground`).
+    (Sums over the three channels are written out: NumPy's reduction over a last axis of three
+    costs ten times the arithmetic.)"""
     px = px + 1.0
     ref = ref + 1.0
-    s_px, s_ref = px.sum(axis=-1), ref.sum(axis=-1)
-    dist = np.abs(px / s_px[..., None] - ref / s_ref[..., None]).sum(axis=-1)
+    s_px = px[..., 0] + px[..., 1] + px[..., 2]
+    s_ref = ref[..., 0] + ref[..., 1] + ref[..., 2]
+    d = px / s_px[..., None]
+    d -= ref / s_ref[..., None]
+    np.abs(d, out=d)
+    dist = d[..., 0] + d[..., 1] + d[..., 2]
     ratio = s_px / s_ref
     return (dist > float(th["chroma"])) | (ratio < float(th["dark"])) | (ratio > float(th["bright"]))
 
@@ -249,10 +292,7 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     pv = plane_view(cfg, tray, reg, img, lo, float(coarse[-1]) + step)
     pr = probes or make_probes(cfg, tray)
     sc = height_scores(cfg, tray, pv, pr, coarse, tray_bgr, bg, gains)
-    alpha = float(ac["highest_within"])
-    peaks = [i for i in range(len(sc)) if sc[i] >= alpha * sc.max()
-             and sc[i] >= (sc[i - 1] if i > 0 else -np.inf) and sc[i] >= (sc[i + 1] if i + 1 < len(sc) else -np.inf)]
-    z0 = float(coarse[max(peaks) if peaks else int(np.argmax(sc))])
+    z0 = float(coarse[_highest_peak(sc, float(ac["highest_within"]))])
     fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
     z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains)))])
     factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
@@ -261,9 +301,18 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     return refine_focal(cfg, tray, reg, img.shape, pv, pr, z, factors, tray_bgr, bg, gains)
 
 
-def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera:
-    """The camera pose a tray homography implies for focal length f (principal point at the
-    image centre): the columns of K^-1 H are r1, r2 and t up to one scale."""
+def _highest_peak(sc: np.ndarray, alpha: float) -> int:
+    """The highest candidate that is a local maximum scoring within alpha of the best (the
+    tower's base and lower levels show outline edges too), else the best."""
+    left = np.r_[-np.inf, sc[:-1]]
+    right = np.r_[sc[1:], -np.inf]
+    peaks = np.flatnonzero((sc >= alpha * sc.max()) & (sc >= left) & (sc >= right))
+    return int(peaks[-1]) if len(peaks) else int(np.argmax(sc))
+
+
+def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """K, R and t of the camera a tray homography implies for focal length f (principal point
+    at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale."""
     K = intrinsics(f, width, height)
     M = np.linalg.inv(K) @ H
     lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
@@ -274,7 +323,13 @@ def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera
     R = U @ Vt
     if np.linalg.det(R) < 0:
         R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
-    return Camera(K, cv2.Rodrigues(R)[0].reshape(3), lam * M[:, 2])
+    return K, R, lam * M[:, 2]
+
+
+def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera:
+    """The camera pose a tray homography implies for focal length f (see _pose_for_focal)."""
+    K, R, t = _pose_for_focal(H, f, width, height)
+    return Camera(K, cv2.Rodrigues(R)[0].reshape(3), t)
 
 
 def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes, z: float,
@@ -290,13 +345,13 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     win, step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
     zmax_frac = float(ac["max_camera_fraction"])
     colour = bool(ac.get("focal_colour_checks", True))
-    cams: dict[float, tuple[Camera, np.ndarray]] = {1.0: (reg.camera, reg.camera.center)}
+    centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
 
     def centre(fac: float) -> np.ndarray:
-        if fac not in cams:
-            cam = camera_for_focal(reg.H, f0 * fac, w, h)
-            cams[fac] = (cam, cam.center)
-        return cams[fac][1]
+        if fac not in centres:  # only the centre is needed to score: C = -R^T t
+            _, R, t = _pose_for_focal(reg.H, f0 * fac, w, h)
+            centres[fac] = -R.T @ t
+        return centres[fac]
 
     def best(facs: list[float], scale: float, offs: np.ndarray) -> tuple[float, float]:
         """The best (factor, height) among the factors, each at the heights that show the face at
@@ -323,4 +378,4 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     cz = float(centre(fac)[2])
     fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
                    np.arange(-2 * step, 2 * step + 1e-6, step))
-    return zb, (reg if fac == 1.0 else replace(reg, camera=cams[fac][0]))
+    return zb, (reg if fac == 1.0 else replace(reg, camera=camera_for_focal(reg.H, f0 * fac, w, h)))

@@ -1,0 +1,51 @@
+"""The frame reader's faster arithmetic gives what the plain formulas give (issue 9's 10 ms)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision import plane_height as ph
+
+
+def _view(rng) -> ph.PlaneView:
+    img = rng.integers(0, 256, (150, 170, 3)).astype(np.uint8)
+    steps = rng.uniform(0, 100, (150, 170, 4)).astype(np.float32)
+    nadir = np.array([131.0, 97.0])
+    return ph.PlaneView(img, steps, 1.0, 55.3, 231.7, nadir, 610.0, np.array([True, False, True, True]))
+
+
+def test_lifting_and_indexing_in_one_pass_is_lifting_then_indexing():
+    rng = np.random.default_rng(1)
+    pv = _view(rng)
+    pts = rng.uniform(40, 240, (300, 2))
+    zs = np.arange(7.5, 330, 5.0)
+    flat, inside = pv.lift_index(pts, zs)
+    want_flat, want_inside = pv.index(pv.lift(pts, zs))
+    assert np.array_equal(inside, want_inside) and np.array_equal(flat, want_flat)
+    assert not inside.all() and inside.any()  # both kinds are exercised
+    # a camera centre per candidate (the focal search)
+    nadirs = pv.nadir + rng.normal(0, 5, (len(zs), 2))
+    czs = pv.cam_z + rng.normal(0, 20, len(zs))
+    flat, inside = pv.lift_index(pts, zs, nadirs, czs)
+    want_flat, want_inside = pv.index(pv.lift(pts, zs, nadirs, czs))
+    assert np.array_equal(inside, want_inside) and np.array_equal(flat, want_flat)
+
+
+def test_not_tray_is_the_chromaticity_and_brightness_test():
+    rng = np.random.default_rng(2)
+    th = {"chroma": 0.08, "dark": 0.3, "bright": 1.35}
+    px = rng.integers(0, 256, (40, 30, 3)).astype(np.float32)
+    ref = rng.uniform(20, 230, (40, 30, 3)).astype(np.float32)
+    p, r = px + 1.0, ref + 1.0
+    dist = np.abs(p / p.sum(axis=-1, keepdims=True) - r / r.sum(axis=-1, keepdims=True)).sum(axis=-1)
+    ratio = p.sum(axis=-1) / r.sum(axis=-1)
+    want = (dist > 0.08) | (ratio < 0.3) | (ratio > 1.35)
+    assert np.array_equal(ph._not_tray(th, px, ref), want)
+
+
+def test_the_top_is_the_highest_local_maximum_near_the_best():
+    sc = np.array([0.2, 0.9, 0.5, 0.8, 0.85, 0.3, 1.0, 0.95, 0.96, 0.1])
+    assert ph._highest_peak(sc, 0.9) == 8     # 0.96 is a peak within 0.9 of the best, higher than 1.0's
+    assert ph._highest_peak(sc, 0.97) == 6    # only the best itself
+    assert ph._highest_peak(np.array([3.0, 2.0, 1.0]), 1.0) == 0  # the first candidate can be the peak
+    assert ph._highest_peak(np.array([1.0, 1.0]), 1.0) == 1       # a plateau: its highest end
