@@ -51,6 +51,8 @@ class FusionConfig:
                                      # "new" slot read below this is a misreading, not a second block
     foul_confidence: float = 0.9     # a reading that would mean a foul counts alone only this sure; below, a
                                      # legal block among the camera's candidates is put to the table first
+    top_gone_under_hand_frames: int = 10  # a top-level slot read empty this many frames in a row under a hand ...
+    top_gone_under_hand_confidence: float = 0.9  # ... this surely, after the lift: its block was pulled
     glyph_share_min: float = 0.95    # a new block read below place_under_hand_confidence still counts when this
                                      # share of the reader's belief goes to its glyph (the doubt is whether the
                                      # slot is filled, which the weight back settles) ...
@@ -169,6 +171,7 @@ class _Pull:
     last_names: tuple | None = None
     last_hand_t: float | None = None
     top_gone: Counter = field(default_factory=Counter)  # top-level slots seen empty after the lift
+    gone_under_hand: Counter = field(default_factory=Counter)  # ... and the current run of frames seen so under a hand
     entries: list = field(default_factory=list)  # where the arms seen during this pull came in (degrees)
 
 
@@ -311,11 +314,26 @@ class Fuser:
                           "lift_t": pull.lift_t, "place_t": pull.place_t}, kind="where_placed")]
 
     def _note_top_gone(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> None:
-        """After the lift, a block the map has on top that the camera surely sees missing, no hand over it."""
+        """After the lift, a block the map has on top that the camera surely sees missing.
+
+        A hand over the top may hide a block for a moment (up to 5 frames in a row on the recorded
+        matches), so under hands only a long run of sure "empty" readings of that slot counts
+        (`top_gone_under_hand_frames`); hand-free frames count at once."""
         top = rnd.tower.top_level
-        if pull.lift_t is None or reading.uncertain or reading.hands or not top or reading.orientation != Tower.orientation(top):
-            return  # a hand over the top may hide a block: only hand-free frames count
+        if pull.lift_t is None or not top or reading.orientation != Tower.orientation(top):
+            return
         have = rnd.tower.level(top)
+        if reading.hands:
+            c = self.config
+            for i in range(3):
+                slot = reading.slots[i]
+                empty = have[i] is not None and not slot.occupied and slot.confidence >= c.top_gone_under_hand_confidence
+                pull.gone_under_hand[i] = pull.gone_under_hand[i] + 1 if empty else 0
+                if pull.gone_under_hand[i] >= c.top_gone_under_hand_frames:
+                    pull.top_gone[i] = max(pull.top_gone[i], c.settle_frames)
+            return
+        if reading.uncertain:
+            return
         for i in range(3):
             if have[i] is not None and not reading.slots[i].occupied:
                 pull.top_gone[i] += 1

@@ -482,3 +482,35 @@ def test_a_half_sure_glyph_is_not_called_while_the_block_may_still_be_carried():
     frames = [TopLevelReading("x", (SlotReading(None, 0.9), glyph_sure, SlotReading(None, 0.9)), (hand("east"),),
                               t=1.0 + i / 15, uncertain=True) for i in range(4)]
     assert feed(f, rnd, frames) == []
+
+
+TOP_TWIN = [["red-2", "blue-1", "green-1"], ["yellow-1", "blue-2", "green-2"],
+            ["red-3", "yellow-3", "blue-draw2"], ["red-2", "green-reverse", "wild"]]  # a red 2 low down and on top
+
+
+def test_a_block_pulled_from_the_top_level_under_the_pullers_hand_is_seen_gone_on_a_long_run_of_frames():
+    """Seed 125: the hand stayed over the tower the whole turn; the top's middle block read empty on
+    16 frames in a row. The referee had taken the legal twin lower down (a foul let through)."""
+    rnd = new_round(["Ana", "Ben", "Cy"], TOP_TWIN)
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-2", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    feed(f, rnd, [top([None, "green-reverse", "wild"], "y", 0.4 + i / 15, [hand("east")]) for i in range(10)])
+    f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.2), rnd)
+    out = feed(f, rnd, [top(["red-2", None, None], "x", 1.3), top(["red-2", None, None], "x", 1.4)])
+    assert out[0].event == {"event": "pull", "level": 4, "slot": 0, "player": "Ana", "block": "red-2"}
+
+
+def test_a_hand_hiding_a_top_block_for_a_few_frames_is_not_that_block_gone():
+    """A hand over the top read a block's slot as empty for up to 5 frames in a row on the recorded
+    matches: the red 2 is the one from lower down."""
+    rnd = new_round(["Ana", "Ben", "Cy"], TOP_TWIN)
+    f = Fuser(SEATS)
+    feed(f, rnd, [top(["red-2", "green-reverse", "wild"], "y", 0.0, [hand("east")])])
+    f.on_sensor(SensorEvent(SensorEventKind.LIFT, 0.3), rnd)
+    hidden = [top([None, "green-reverse", "wild"], "y", 0.4 + i / 15, [hand("east")]) for i in range(6)]
+    shown = [top(["red-2", "green-reverse", "wild"], "y", 0.8 + i / 15, [hand("east")]) for i in range(2)]
+    feed(f, rnd, hidden + shown + hidden)
+    f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.8), rnd)
+    out = feed(f, rnd, [top(["red-2", None, None], "x", 1.9), top(["red-2", None, None], "x", 2.0)])
+    assert out[0].event == {"event": "pull", "level": 1, "slot": 0, "player": "Ana", "block": "red-2"}

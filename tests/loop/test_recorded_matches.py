@@ -151,7 +151,9 @@ def test_each_matchs_logged_events_replay_through_the_script_command_to_the_same
         assert (outputs[-1]["winner"], outputs[-1]["loser"]) == (result.winner, result.loser), path.stem
 
 
-def test_the_long_careless_matches_still_log_three_turns_in_four_right():
+def test_the_long_careless_matches_log_at_least_32_of_their_37_turns_right():
+    """Replayed, not remade: after a turn the live referee got wrong, the twin's players went on as
+    it told them (seed 125: no penalty served for the foul it missed), so the last turns may differ."""
     checks = [c for p in LONG for c in replayed(p).checks]
-    assert len(LONG) >= 4 and len(checks) >= 30
-    assert sum(c.agree for c in checks) >= 0.75 * len(checks)
+    assert len(LONG) >= 4 and len(checks) >= 37
+    assert sum(c.agree for c in checks) >= 32
