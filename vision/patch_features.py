@@ -32,14 +32,23 @@ def lab8(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
 def median_u8(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """Exact medians (as np.median: the mean of the two middle values) of 8-bit values
     (S, N, C) over N, per S and C, counting only where mask (S, N) holds."""
+    return medians_u8(values, [mask])[0]
+
+
+def medians_u8(values: np.ndarray, masks: Sequence[np.ndarray | None]) -> np.ndarray:
+    """median_u8 of the same values under several masks at once (G, S, C): one index, one
+    cumulative count."""
     S, N, C = values.shape
-    w = None if mask is None else np.repeat(mask.reshape(S, N, 1), C, axis=2).reshape(-1).astype(np.float64)
-    idx = ((np.arange(S)[:, None, None] * C + np.arange(C)[None, None, :]) * 256 + values).reshape(-1)
-    counts = np.bincount(idx, weights=w, minlength=S * C * 256).reshape(S, C, 256)
-    cum = np.cumsum(counts, axis=2)
+    idx = (np.arange(S, dtype=np.intp)[:, None, None] * C + np.arange(C, dtype=np.intp)) * 256 + values
+    idx = idx.reshape(S, N * C)
+    counts = []
+    for m in masks:
+        sel = idx.reshape(-1) if m is None else idx[np.repeat(np.asarray(m).reshape(S, N), C, axis=1)]
+        counts.append(np.bincount(sel, minlength=S * C * 256))
+    cum = np.cumsum(np.stack(counts).reshape(len(masks), S, C, 256), axis=3)
     n = cum[..., -1:]
-    lo = (cum <= (n - 1) // 2).sum(axis=2)  # value at rank (n-1)//2
-    hi = (cum <= n // 2).sum(axis=2)        # value at rank n//2
+    lo = (cum <= (n - 1) // 2).sum(axis=3)  # value at rank (n-1)//2
+    hi = (cum <= n // 2).sum(axis=3)        # value at rank n//2
     return ((lo + hi) / 2.0).astype(np.float32)
 
 
@@ -47,30 +56,45 @@ def _lab_float(v8: np.ndarray) -> np.ndarray:
     return v8 * LAB_SCALE - LAB_SHIFT
 
 
+def _ab_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Chroma and 12-bin hue of every 8-bit (a, b) pair, computed as color_features would."""
+    a = np.repeat(np.arange(256, dtype=np.float32) * LAB_SCALE[1] - LAB_SHIFT[1], 256)
+    b = np.tile(np.arange(256, dtype=np.float32) * LAB_SCALE[2] - LAB_SHIFT[2], 256)
+    chroma = np.hypot(a, b)
+    hue = np.floor((np.arctan2(b, a) + np.pi) / (2 * np.pi) * 12).astype(np.int64) % 12
+    return chroma, hue
+
+
+AB_CHROMA, AB_HUE = _ab_tables()  # constants: looking up 65536 entries beats arctan2 per pixel
+
+
 def color_features(labs: np.ndarray) -> np.ndarray:
     """(S, D) per patch: Lab medians (all, coloured pixels, the frame round the glyph), the
     chroma-weighted hue histogram and a few fractions. `labs` (S, h, w, 3) 8-bit Lab patches."""
     S, ph, pw, _ = labs.shape
     v8 = labs.reshape(S, -1, 3)
-    lab = _lab_float(v8)
-    L, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
-    chroma = np.hypot(a, b)
+    L = v8[..., 0] * LAB_SCALE[0]
+    ab = v8[..., 1].astype(np.intp) * 256 + v8[..., 2]
+    chroma = AB_CHROMA[ab]
     colored = chroma > 18
-    hb = np.floor((np.arctan2(b, a) + np.pi) / (2 * np.pi) * 12).astype(np.int64) % 12
+    hb = AB_HUE[ab]
     hist = np.bincount((np.arange(S)[:, None] * 12 + hb)[colored], weights=chroma[colored],
                        minlength=S * 12).reshape(S, 12) / (chroma.sum(axis=1, keepdims=True) + 1e-6)
-    med = median_u8(v8)
     use = colored | (colored.sum(axis=1, keepdims=True) <= 10)  # too few coloured pixels: all of them
-    cmed = median_u8(v8, use)
     frame = np.ones((ph, pw), bool)
     frame[ph // 5: ph - ph // 5, pw // 5: pw - pw // 5] = False
-    fmed = median_u8(v8, np.broadcast_to(frame.reshape(1, -1), (S, ph * pw)))
+    med, cmed, fmed = medians_u8(v8, [None, use, np.broadcast_to(frame.reshape(1, -1), (S, ph * pw))])
     to_lab = lambda m: _lab_float(m) / _LAB_NORM  # noqa: E731 (medians are affine in the 8-bit values)
     return np.column_stack([
         to_lab(med), to_lab(cmed), to_lab(fmed), hist,
         colored.mean(axis=1), (L < 25).mean(axis=1), ((L > 75) & (chroma < 15)).mean(axis=1),
         chroma.mean(axis=1) / 100, L.std(axis=1) / 100,
     ]).astype(np.float32)
+
+
+def _channel_sum(x: np.ndarray) -> np.ndarray:
+    """x (..., 3) summed over its last axis, written out (as x.sum(axis=-1), a tenth of the time)."""
+    return x[..., 0] + x[..., 1] + x[..., 2]
 
 
 def _stack_rows(labs: np.ndarray) -> np.ndarray:
@@ -83,10 +107,11 @@ def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> n
     """(S, D) per patch: does a block lie here? A block's patch is one colour with edges at its long
     sides; an empty slot shows the level below: seams across the patch, 15 mm further down."""
     S, h, w, _ = labs.shape
-    stack = _lab_float(_stack_rows(labs)).astype(np.float32)
-    gx = np.abs(cv2.Sobel(stack, cv2.CV_32F, 1, 0, ksize=3)).sum(axis=2).reshape(S, h + 2, w)[:, 1:-1]
-    gy = np.abs(cv2.Sobel(stack, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2).reshape(S, h + 2, w)[:, 1:-1]
+    stack = _lab_float(_stack_rows(labs)).astype(np.float32, copy=False)
+    gx = _channel_sum(np.abs(cv2.Sobel(stack, cv2.CV_32F, 1, 0, ksize=3))).reshape(S, h + 2, w)[:, 1:-1]
+    gy = _channel_sum(np.abs(cv2.Sobel(stack, cv2.CV_32F, 0, 1, ksize=3))).reshape(S, h + 2, w)[:, 1:-1]
     lab = stack.reshape(S, h + 2, w, 3)[:, 1:-1]
+    ab = np.ascontiguousarray(lab).reshape(S, -1, 3)
     cols = gx[:, h // 6: h - h // 6].mean(axis=1)
     rows = gy[:, :, w // 8: w - w // 8].mean(axis=2)
     inner = cols[:, w // 10: w - w // 10]
@@ -102,8 +127,9 @@ def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> n
               + np.linalg.norm(means[:, 1] - means[:, 2], axis=1))
     # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
     tray_lab = _lab_float(lab8(np.array([[cfg["color"]["tray_ref_bgr"]]], dtype=np.float32)).reshape(3))
-    dE = np.linalg.norm(lab.reshape(S, -1, 3) - tray_lab, axis=2)
-    ab = lab.reshape(S, -1, 3)
+    d = ab - tray_lab
+    d *= d
+    dE = np.sqrt(_channel_sum(d))
     return np.column_stack([
         seam_across, thirds.min(axis=1) / base, thirds.max(axis=1) / base, edge_long, spread / 100,
         ab[..., 1].std(axis=1) / 50, ab[..., 2].std(axis=1) / 50,

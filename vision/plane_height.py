@@ -260,19 +260,8 @@ def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.nda
 
 
 def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """Pixels whose chromaticity or brightness is not the bare tray's (as `top_level.foreground`).
-    (Sums over the three channels are written out: NumPy's reduction over a last axis of three
-    costs ten times the arithmetic.)"""
-    px = px + 1.0
-    ref = ref + 1.0
-    s_px = px[..., 0] + px[..., 1] + px[..., 2]
-    s_ref = ref[..., 0] + ref[..., 1] + ref[..., 2]
-    d = px / s_px[..., None]
-    d -= ref / s_ref[..., None]
-    np.abs(d, out=d)
-    dist = d[..., 0] + d[..., 1] + d[..., 2]
-    ratio = s_px / s_ref
-    return (dist > float(th["chroma"])) | (ratio < float(th["dark"])) | (ratio > float(th["bright"]))
+    """Pixels whose chromaticity or brightness is not the bare tray's (as `top_level.foreground`)."""
+    return tl.not_tray_colour(th, px, ref)
 
 
 def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,

@@ -68,6 +68,7 @@ class Pipeline:
     def __post_init__(self) -> None:
         self.detector = make_detector(self.cfg)
         self.height_probes = plane_height.make_probes(self.cfg, self.tray)
+        self.tray_points = tl.tray_samples(self.tray)  # where the tray's colour is measured
 
 
 def load_pipeline(folder: str | Path) -> Pipeline:
@@ -205,7 +206,7 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
         raise ValueError("the frame is not a colour image")
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     reg = register(p.cfg, p.tray, gray, p.detector)
-    tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img)
+    tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img, p.tray_points)
     return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr))
 
 

@@ -49,3 +49,28 @@ def test_the_top_is_the_highest_local_maximum_near_the_best():
     assert ph._highest_peak(sc, 0.97) == 6    # only the best itself
     assert ph._highest_peak(np.array([3.0, 2.0, 1.0]), 1.0) == 0  # the first candidate can be the peak
     assert ph._highest_peak(np.array([1.0, 1.0]), 1.0) == 1       # a plateau: its highest end
+
+
+def test_several_masked_medians_at_once_are_each_median():
+    from vision import patch_features as pf
+
+    rng = np.random.default_rng(3)
+    v = rng.integers(0, 256, (3, 120, 3)).astype(np.uint8)
+    masks = [None, rng.uniform(size=(3, 120)) > 0.5, np.zeros((3, 120), bool)]
+    together = pf.medians_u8(v, masks)
+    for m, got in zip(masks, together):
+        assert np.array_equal(got, pf.median_u8(v, m))
+    assert np.allclose(together[0], np.median(v.astype(np.float64), axis=1))
+
+
+def test_chroma_and_hue_tables_are_the_per_pixel_formulas():
+    from vision import patch_features as pf
+
+    rng = np.random.default_rng(4)
+    ab8 = rng.integers(0, 256, (5000, 2)).astype(np.uint8)
+    a = ab8[:, 0] * pf.LAB_SCALE[1] - pf.LAB_SHIFT[1]
+    b = ab8[:, 1] * pf.LAB_SCALE[2] - pf.LAB_SHIFT[2]
+    idx = ab8[:, 0].astype(np.intp) * 256 + ab8[:, 1]
+    assert np.array_equal(pf.AB_CHROMA[idx], np.hypot(a, b))
+    hue = np.floor((np.arctan2(b, a) + np.pi) / (2 * np.pi) * 12).astype(np.int64) % 12
+    assert np.array_equal(pf.AB_HUE[idx], hue)
