@@ -524,6 +524,9 @@ class Twin:
         self._set_block_contacts(b, True)
         self._tighten(b)
         b.level, b.slot = level, slot
+        # From the release on, the block is the tower's: one that tips off the top while the hand
+        # withdraws has fallen from where it was laid (its reference is taken again once at rest)
+        self._ref[b.index] = d.xpos[b.body_id].copy()
         self._event("place", seat=seat, level=level, slot=slot, block=b.name)
         for i in range(self._steps_for(0.3)):  # let go and withdraw
             yield

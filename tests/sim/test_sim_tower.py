@@ -81,3 +81,22 @@ def test_a_careful_push_on_a_loose_block_barely_moves_the_level_above():
         ev = twin.pull(0, loose.level, 1, style=PullStyle(care=0.95))
         assert ev is not None and not twin.collapsed
         assert ev["drag_mm"] < 1.5  # soft contacts used to let the upper tower creep 3-8 mm along
+
+
+def test_a_block_that_slides_off_the_top_just_after_release_has_fallen_from_that_moment():
+    """RULES.md 8: a placed block is the tower's once released; if it tips off the top while the
+    hand withdraws, the collapse is dated when it drops, not when the hand has gone."""
+    with Twin(seed=2) as twin:
+        twin.pull(0, 5, 1)
+        twin.start_place(16, 1, seat=0)
+        while not any(e["type"] == "place" for e in twin.truth):
+            twin.step(0.01)
+        placed = twin.world.block_at(16, 1)
+        dof = twin.model.jnt_dofadr[twin.model.body_jntadr[placed.body_id]]
+        flicked_t = twin.t
+        twin.data.qvel[dof:dof + 3] = [0.0, 1.2, 0.0]  # knocked sideways off the top
+        twin.run_until_idle(5.0)
+        twin.step(1.0)
+        assert twin.collapsed
+        assert placed.name in twin.fallen
+        assert twin.collapse_time - flicked_t < 0.3
