@@ -1,0 +1,49 @@
+"""The glyph stage: the crop is cut round the glyph's ink, not round the slot's nominal centre."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision import top_level as tl
+from vision.reader import default_config
+
+
+def _block_with_glyph(dx: float = 0.0, dy: float = 0.0, w: int = 48, h: int = 40, ink=(40, 40, 200)) -> np.ndarray:
+    """A red block at 1 px/mm with its cream glyph field and a red bar ("1"), moved (dx, dy) mm."""
+    img = np.full((h, w, 3), ink, np.uint8)
+    cx, cy = w / 2 + dx, h / 2 + dy
+    cv2.ellipse(img, (int(cx), int(cy)), (17, 11), -20, 0, 360, (225, 240, 245), -1)
+    cv2.rectangle(img, (int(cx) - 2, int(cy) - 7), (int(cx) + 2, int(cy) + 7), ink, -1)
+    return img
+
+
+def test_the_glyph_is_found_where_its_ink_is_even_off_the_slots_centre():
+    cfg = default_config()
+    for dx, dy in ((0, 0), (6, -4), (-7, 5)):
+        c = tl.glyph_center(cfg, _block_with_glyph(dx, dy))
+        assert c is not None
+        assert abs(c[0] - (24 + dx)) < 1.5 and abs(c[1] - (20 + dy)) < 1.5
+
+
+def test_no_enclosed_ink_gives_no_glyph_centre():
+    cfg = default_config()
+    plain = np.full((40, 48, 3), (40, 40, 200), np.uint8)
+    cv2.ellipse(plain, (24, 20), (17, 11), -20, 0, 360, (225, 240, 245), -1)  # an empty field
+    assert tl.glyph_center(cfg, plain) is None
+
+
+def test_ink_the_field_does_not_enclose_is_not_the_glyph():
+    # the block's colour round the field touches the crop's border: it is not ink
+    area, cent = tl.glyph_ink(_block_with_glyph())
+    assert len(area) == 1 and 60 < area[0] < 90  # the 5 x 15 bar only
+    assert np.allclose(cent[0], (24, 20), atol=1.0)
+
+
+def test_a_neighbours_glyph_at_the_edge_does_not_pull_the_centre():
+    cfg = default_config()
+    img = _block_with_glyph()
+    cv2.rectangle(img, (41, 2), (47, 38), (225, 240, 245), -1)  # a neighbour's field at the right edge ...
+    cv2.rectangle(img, (43, 15), (45, 25), (40, 40, 200), -1)   # ... with its own ink
+    c = tl.glyph_center(cfg, img)
+    assert c is not None and abs(c[0] - 24) < 2.5
