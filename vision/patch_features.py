@@ -36,16 +36,26 @@ def median_u8(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
 
 
 def medians_u8(values: np.ndarray, masks: Sequence[np.ndarray | None]) -> np.ndarray:
-    """median_u8 of the same values under several masks at once (G, S, C): one index, one
-    cumulative count."""
+    """median_u8 of the same values under several masks at once (G, S, C). One histogram:
+    each value is counted in a bin of (patch, channel, value, which masks hold it), and each
+    mask's histogram is the sum of the bins it holds."""
     S, N, C = values.shape
-    idx = (np.arange(S, dtype=np.intp)[:, None, None] * C + np.arange(C, dtype=np.intp)) * 256 + values
-    idx = idx.reshape(S, N * C)
-    counts = []
+    real = [np.asarray(m).reshape(S, N) for m in masks if m is not None]
+    code = np.zeros((S, N), np.intp)
+    for b, m in enumerate(real):
+        code += m.astype(np.intp) << b
+    nb = 1 << len(real)
+    key = ((np.arange(S, dtype=np.intp)[:, None, None] * C + np.arange(C, dtype=np.intp)) * 256 + values) * nb
+    key += code[..., None]
+    counts = np.bincount(key.reshape(-1), minlength=S * C * 256 * nb).reshape(S, C, 256, nb)
+    hists, b = [], 0
     for m in masks:
-        sel = idx.reshape(-1) if m is None else idx[np.repeat(np.asarray(m).reshape(S, N), C, axis=1)]
-        counts.append(np.bincount(sel, minlength=S * C * 256))
-    cum = np.cumsum(np.stack(counts).reshape(len(masks), S, C, 256), axis=3)
+        if m is None:
+            hists.append(counts.sum(axis=3))
+        else:
+            hists.append(counts[..., [k for k in range(nb) if k >> b & 1]].sum(axis=3))
+            b += 1
+    cum = np.cumsum(np.stack(hists), axis=3)
     n = cum[..., -1:]
     lo = (cum <= (n - 1) // 2).sum(axis=3)  # value at rank (n-1)//2
     hi = (cum <= n // 2).sum(axis=3)        # value at rank n//2
@@ -103,15 +113,20 @@ def _stack_rows(labs: np.ndarray) -> np.ndarray:
     return np.concatenate([cv2.copyMakeBorder(p, 1, 1, 0, 0, cv2.BORDER_REFLECT_101) for p in labs], axis=0)
 
 
+def _lab_steps(stack: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """|Sobel| of the float Lab image summed over its channels, from the 8-bit Lab: the Sobel
+    kernel sums to zero, so the float Lab's offset drops out and its scale comes after."""
+    g = np.abs(cv2.Sobel(stack, cv2.CV_16S, dx, dy, ksize=3)).astype(np.float32)
+    return g[..., 0] * LAB_SCALE[0] + g[..., 1] + g[..., 2]
+
+
 def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> np.ndarray:
     """(S, D) per patch: does a block lie here? A block's patch is one colour with edges at its long
     sides; an empty slot shows the level below: seams across the patch, 15 mm further down."""
     S, h, w, _ = labs.shape
-    stack = _lab_float(_stack_rows(labs)).astype(np.float32, copy=False)
-    gx = _channel_sum(np.abs(cv2.Sobel(stack, cv2.CV_32F, 1, 0, ksize=3))).reshape(S, h + 2, w)[:, 1:-1]
-    gy = _channel_sum(np.abs(cv2.Sobel(stack, cv2.CV_32F, 0, 1, ksize=3))).reshape(S, h + 2, w)[:, 1:-1]
-    lab = stack.reshape(S, h + 2, w, 3)[:, 1:-1]
-    ab = np.ascontiguousarray(lab).reshape(S, -1, 3)
+    stack = _stack_rows(labs)
+    gx = _lab_steps(stack, 1, 0).reshape(S, h + 2, w)[:, 1:-1]
+    gy = _lab_steps(stack, 0, 1).reshape(S, h + 2, w)[:, 1:-1]
     cols = gx[:, h // 6: h - h // 6].mean(axis=1)
     rows = gy[:, :, w // 8: w - w // 8].mean(axis=2)
     inner = cols[:, w // 10: w - w // 10]
@@ -122,17 +137,24 @@ def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> n
     r = max(1, int(round(w / 75.0 * 4.0)))
     thirds = np.column_stack([cols[:, max(0, c - r): c + r + 1].max(axis=1) for c in (w // 3, 2 * w // 3)])
     edge_long = (rows[:, :3].max(axis=1) + rows[:, -3:].max(axis=1)) / (np.median(rows, axis=1) + 1.0)
-    means = np.stack([lab[:, :, k * w // 3:(k + 1) * w // 3].reshape(S, -1, 3).mean(axis=1) for k in range(3)], axis=1)
+    # each third's mean Lab colour, from exact integer sums of the 8-bit values
+    colsum = labs.reshape(S, h, w * 3).sum(axis=1, dtype=np.int64).reshape(S, w, 3)
+    means = np.stack([colsum[:, k * w // 3:(k + 1) * w // 3].sum(axis=1) / (h * ((k + 1) * w // 3 - k * w // 3))
+                      for k in range(3)], axis=1) * LAB_SCALE - LAB_SHIFT
     spread = (np.linalg.norm(means[:, 0] - means[:, 2], axis=1) + np.linalg.norm(means[:, 0] - means[:, 1], axis=1)
               + np.linalg.norm(means[:, 1] - means[:, 2], axis=1))
     # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
+    # (squared Lab distance to it per 8-bit value and channel, looked up)
     tray_lab = _lab_float(lab8(np.array([[cfg["color"]["tray_ref_bgr"]]], dtype=np.float32)).reshape(3))
-    d = ab - tray_lab
-    d *= d
-    dE = np.sqrt(_channel_sum(d))
+    sq = _lab_float(np.arange(256, dtype=np.uint8)[:, None]) - tray_lab
+    sq *= sq
+    v8 = labs.reshape(S, -1, 3)
+    dE = np.sqrt(sq[v8[..., 0], 0] + sq[v8[..., 1], 1] + sq[v8[..., 2], 2])
+    a = v8[..., 1] - np.float32(128.0)
+    b = v8[..., 2] - np.float32(128.0)
     return np.column_stack([
         seam_across, thirds.min(axis=1) / base, thirds.max(axis=1) / base, edge_long, spread / 100,
-        ab[..., 1].std(axis=1) / 50, ab[..., 2].std(axis=1) / 50,
+        a.std(axis=1) / 50, b.std(axis=1) / 50,
         gx.reshape(S, -1).mean(axis=1) / 50, gy.reshape(S, -1).mean(axis=1) / 50,
         (dE < 10).mean(axis=1), (dE < 20).mean(axis=1), color_f,
     ]).astype(np.float32)

@@ -74,3 +74,52 @@ def test_chroma_and_hue_tables_are_the_per_pixel_formulas():
     assert np.array_equal(pf.AB_CHROMA[idx], np.hypot(a, b))
     hue = np.floor((np.arctan2(b, a) + np.pi) / (2 * np.pi) * 12).astype(np.int64) % 12
     assert np.array_equal(pf.AB_HUE[idx], hue)
+
+
+def _occupancy_in_float(cfg, labs, color_f):
+    """The occupancy features computed on the float Lab image (the formulas, unoptimised)."""
+    import cv2
+
+    from vision import patch_features as pf
+
+    S, h, w, _ = labs.shape
+    stack = np.concatenate([cv2.copyMakeBorder(p, 1, 1, 0, 0, cv2.BORDER_REFLECT_101) for p in labs], axis=0)
+    stack = (stack * pf.LAB_SCALE - pf.LAB_SHIFT).astype(np.float32)
+    gx = np.abs(cv2.Sobel(stack, cv2.CV_32F, 1, 0, ksize=3)).sum(axis=2).reshape(S, h + 2, w)[:, 1:-1]
+    gy = np.abs(cv2.Sobel(stack, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2).reshape(S, h + 2, w)[:, 1:-1]
+    lab = stack.reshape(S, h + 2, w, 3)[:, 1:-1]
+    cols = gx[:, h // 6: h - h // 6].mean(axis=1)
+    rows = gy[:, :, w // 8: w - w // 8].mean(axis=2)
+    inner = cols[:, w // 10: w - w // 10]
+    base = np.median(inner, axis=1) + 1.0
+    r = max(1, int(round(w / 75.0 * 4.0)))
+    thirds = np.column_stack([cols[:, max(0, c - r): c + r + 1].max(axis=1) for c in (w // 3, 2 * w // 3)])
+    edge_long = (rows[:, :3].max(axis=1) + rows[:, -3:].max(axis=1)) / (np.median(rows, axis=1) + 1.0)
+    means = np.stack([lab[:, :, k * w // 3:(k + 1) * w // 3].reshape(S, -1, 3).astype(np.float64).mean(axis=1)
+                      for k in range(3)], axis=1)
+    spread = sum(np.linalg.norm(means[:, i] - means[:, j], axis=1) for i, j in ((0, 2), (0, 1), (1, 2)))
+    tray = cv2.cvtColor(np.array([[cfg["color"]["tray_ref_bgr"]]], np.uint8), cv2.COLOR_BGR2Lab).reshape(3)
+    dE = np.linalg.norm(lab.reshape(S, -1, 3) - (tray * pf.LAB_SCALE - pf.LAB_SHIFT), axis=2)
+    ab = lab.reshape(S, -1, 3)
+    return np.column_stack([
+        inner.max(axis=1) / base, thirds.min(axis=1) / base, thirds.max(axis=1) / base, edge_long, spread / 100,
+        ab[..., 1].std(axis=1) / 50, ab[..., 2].std(axis=1) / 50,
+        gx.reshape(S, -1).mean(axis=1) / 50, gy.reshape(S, -1).mean(axis=1) / 50,
+        (dE < 10).mean(axis=1), (dE < 20).mean(axis=1), color_f])
+
+
+def test_occupancy_features_from_8_bit_lab_are_the_float_lab_formulas():
+    from vision import patch_features as pf
+
+    rng = np.random.default_rng(6)
+    cfg = {"color": {"tray_ref_bgr": [200, 200, 200]}}
+    patches = [rng.integers(0, 256, (31, 94, 3)).astype(np.uint8) for _ in range(3)]
+    patches[0][:] = (190, 205, 198)  # near the tray's colour: the dE fractions count
+    patches[0][:, 30:33] = (60, 60, 60)  # a seam
+    patches[2][:, :50] = (30, 40, 200)
+    labs = pf.patch_labs(patches, np.ones(3, np.float32))
+    col = pf.color_features(labs)
+    got = pf.occupancy_features(cfg, labs, col)
+    want = _occupancy_in_float(cfg, labs, col)
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert got[0, 9] > 0.9 > got[1, 9]  # the tray-coloured patch is seen as such
