@@ -161,7 +161,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     from referee.loop.perception import MapGuidedReader
     from referee.loop.session import RefereeSession
     from referee.loop.table_loop import TableLoop
-    from referee.loop.wiring import default_settings, frame_to_page, serve_page
+    from referee.loop.wiring import default_settings, footprint_of, frame_to_page, serve_page
     from referee.tower import random_tower
     from vision.reader import load_pipeline
     from web_ui.hub import TableHub
@@ -194,7 +194,8 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         if folder is not None:
             echo(f"No sound device: the referee's announcements are written as WAV files in {folder}")
     session = RefereeSession(store, hub, devices.speaker, clock, echo=echo)
-    fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(default_settings("fusion.json")))
+    fuser = Fuser(SeatingPlan.evenly(opts.players), FusionConfig.from_file(default_settings("fusion.json")),
+                  footprint_of(reader.pipeline.tray))
     detector_config = load_detector_config(detector_settings)
     detectors = SensorDetectors(detector_config)
     fallen = FallenWatch(reader.pipeline, detectors, detector_config.camera_collapse) if detector_config.camera_collapse else None

@@ -53,6 +53,13 @@ class FusionConfig:
                                      # legal block among the camera's candidates is put to the table first
     top_gone_under_hand_frames: int = 10  # a top-level slot read empty this many frames in a row under a hand ...
     top_gone_under_hand_confidence: float = 0.9  # ... this surely, after the lift: its block was pulled
+    glyph_sure_confidence: float = 0.75  # a glyph read below this may be one of its runner-ups: where the pull's
+                                     # frames cannot tell its place from a runner-up's, the table is asked
+    runner_up_min: float = 0.05      # ... a runner-up the reader gave at least this much
+    axis_tip_frames: int = 3         # a pull's fingertips seen on at least this many frames ...
+    axis_tip_share: float = 0.8      # ... this share of them at the end faces of one direction's blocks (beyond
+    axis_tip_out: float = 0.8        # this part of the tower's half side along it, within it across it) tell the
+                                     # direction of the level the block was pushed out of
     glyph_share_min: float = 0.95    # a new block read below place_under_hand_confidence still counts when this
                                      # share of the reader's belief goes to its glyph (the doubt is whether the
                                      # slot is filled, which the weight back settles) ...
@@ -83,6 +90,14 @@ class FusionConfig:
                 raise FusionConfigError(f"setting '{name}' in the {where} must be a number >= 0, not {value!r}")
             values[name] = type(getattr(cls(), name))(value)
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Where the tower stands on the tray (tray millimetres): its centre and half its side."""
+
+    center_mm: tuple[float, float]
+    half_mm: float
 
 
 @dataclass(frozen=True)
@@ -173,6 +188,7 @@ class _Pull:
     top_gone: Counter = field(default_factory=Counter)  # top-level slots seen empty after the lift
     gone_under_hand: Counter = field(default_factory=Counter)  # ... and the current run of frames seen so under a hand
     entries: list = field(default_factory=list)  # where the arms seen during this pull came in (degrees)
+    tips: list = field(default_factory=list)  # fingertips (tray mm) seen while the block came out
 
 
 
@@ -180,9 +196,10 @@ class _Pull:
 class Fuser:
     """Turns one table's observations into referee events, turn after turn."""
 
-    def __init__(self, seating: SeatingPlan, config: FusionConfig = FusionConfig()):
+    def __init__(self, seating: SeatingPlan, config: FusionConfig = FusionConfig(), footprint: Footprint | None = None):
         self.seating = seating
         self.config = config
+        self.footprint = footprint  # the tower on the tray: where a fingertip pushing a block out is
         self.recent: list[TopLevelReading] = []  # frames of the last pull window
         self.pull: _Pull | None = None
         self.vanished = 0
@@ -229,6 +246,8 @@ class Fuser:
                 if h.entry_deg is not None:
                     pull.entries.append(h.entry_deg)
             pulling = pull.lift_t is None or reading.t <= pull.lift_t + self.config.two_hands_after_lift_s
+            if pulling:
+                pull.tips += [h.tip_mm for h in reading.hands]
             if pulling and two_arms(reading.hands, self.config.two_hands_apart_deg):
                 pull.two_hand_frames += 1  # two hands at the tower while the block comes out
             pull.last_hand_t = reading.t
@@ -311,7 +330,8 @@ class Fuser:
         return [Question("The referee did not see where the block went: please show where it was placed.",
                          place_choices(rnd.tower),
                          {"player": self._name(rnd, pull), "two_hand_frames": pull.two_hand_frames,
-                          "lift_t": pull.lift_t, "place_t": pull.place_t}, kind="where_placed")]
+                          "lift_t": pull.lift_t, "place_t": pull.place_t, "pushed_along": self._pushed_along(pull)},
+                         kind="where_placed")]
 
     def _note_top_gone(self, pull: "_Pull", reading: TopLevelReading, rnd: Round) -> None:
         """After the lift, a block the map has on top that the camera surely sees missing.
@@ -530,7 +550,10 @@ class Fuser:
         self._placed_by(pull, reading)
         if isinstance(choice, Question):
             self.pull = None
-            return [Question(choice.text, choice.options, {**choice.context, **context}, choice.kind)]
+            read = {"read_confidence": round(slot_reading.confidence, 3),
+                    "runner_ups": [n for n, score in slot_reading.candidates
+                                   if n != choice.context.get("block") and score >= self.config.runner_up_min]}
+            return [Question(choice.text, choice.options, {**choice.context, **context, **read}, choice.kind)]
         block, source, note = choice
         doubt = self._doubtful_foul(rnd, block, slot_reading)
         if doubt is not None:
@@ -569,7 +592,23 @@ class Fuser:
     def _place_context(self, pull: "_Pull", rnd: Round, reading: TopLevelReading, level: int, slot: int) -> dict:
         """What a question about this place carries, so that the answer can make the pull's events."""
         return {"level": level, "slot": slot, "player": self._name(rnd, pull), "frame": reading.frame_seq,
-                "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t}
+                "two_hand_frames": pull.two_hand_frames, "lift_t": pull.lift_t, "place_t": pull.place_t,
+                "pushed_along": self._pushed_along(pull)}
+
+    def _pushed_along(self, pull: "_Pull") -> str | None:
+        """The direction ("x"/"y") of the level the block came out of, from where the fingertips were
+        while it came out: a block is pushed (or pinched) at an end face, so the tips of a pull from an
+        "x" level stay beyond the tower's sides along x and within its width along y. None when the
+        tips do not clearly say (a corner, too few frames, no footprint known)."""
+        c, fp = self.config, self.footprint
+        if fp is None or len(pull.tips) < c.axis_tip_frames:
+            return None
+        out = c.axis_tip_out * fp.half_mm
+        cx, cy = fp.center_mm
+        at_x_ends = sum(abs(x - cx) >= out and abs(y - cy) <= out for x, y in pull.tips)
+        at_y_ends = sum(abs(y - cy) >= out and abs(x - cx) <= out for x, y in pull.tips)
+        need = c.axis_tip_share * len(pull.tips)
+        return "x" if at_x_ends >= need else "y" if at_y_ends >= need else None
 
     def _seen_leaving_the_top(self, pull: "_Pull", tower: Tower, choice):
         """The camera saw a block of the map's top level gone while the weight was off: if the
@@ -585,6 +624,33 @@ class Fuser:
             return choice
         note = f"seen leaving the top level (level {top}, slot {gone[0]})"
         return Block.parse(name), (top, gone[0]), note
+
+    def rival_places(self, question: Question, tower: Tower, seen: str | None = None) -> tuple[str, ...]:
+        """Places ("level/slot") of the blocks the reader gave as runner-ups to a glyph it read below
+        `glyph_sure_confidence`, that the answer to `question` ("which of its places?") cannot rule out.
+        `seen`: the place the pull's frames showed the block sticking out of; what sticks out tells the
+        side and the slot, not the height, so a runner-up held in the same slot of a level of the same
+        direction is as likely (seed 123: blue 3 read 0.69 at level 5 where a blue 1 at level 13 came out).
+        Without `seen`, every place of a runner-up that may be pulled stays possible."""
+        ctx = question.context
+        if question.kind != "which_spot" or ctx.get("read_confidence") is None \
+                or ctx["read_confidence"] >= self.config.glyph_sure_confidence:
+            return ()
+        names = set(ctx.get("runner_ups") or ())
+        places = [(lv, s) for lv, s, b in tower.positions()
+                  if b.name in names and lv < tower.top_level and tower.is_available(lv, s)]
+        if seen is not None:
+            level, slot = (int(v) for v in seen.split("/"))
+            places = [(lv, s) for lv, s in places if s == slot and lv % 2 == level % 2]
+        return tuple(f"{lv}/{s}" for lv, s in sorted(places) if f"{lv}/{s}" not in question.options)
+
+    def which_of(self, question: Question, options: tuple[str, ...], tower: Tower) -> Question:
+        """`question` ("which of its places?") asked again among places of several blocks."""
+        spoken = " or ".join(f"{tower.at(*(int(v) for v in o.split('/'))).spoken()} from level {o.split('/')[0]}, "
+                             f"slot {o.split('/')[1]}" for o in options)
+        ctx = {k: v for k, v in question.context.items() if k != "preferred"}
+        return Question(f"Which block was pulled: {spoken}?", options, {**ctx, "block": None, "rivals_checked": True},
+                        kind="which_spot")
 
     def _doubtful_foul(self, rnd: Round, block: Block, slot_reading) -> Question | None:
         """A block that would be a foul, read less than surely, while the camera's runners-up include a
@@ -641,7 +707,8 @@ class Fuser:
             return self._pull_and_place(ctx.get("player"), block.name, source, spot, two, {**evidence, "note": note}, released)
         if question.kind == "which_spot":
             level, slot = (int(v) for v in option.split("/"))
-            return self._pull_and_place(ctx.get("player"), ctx["block"], (level, slot), spot, two, evidence, released)
+            block = ctx.get("block") or tower.at(level, slot).name  # (places of several blocks: the map's there)
+            return self._pull_and_place(ctx.get("player"), block, (level, slot), spot, two, evidence, released)
         raise ValueError(f"unknown question kind {question.kind!r}")
 
 def placed_slot(tower: Tower, reading: TopLevelReading, vacated: frozenset[int] = frozenset(),

@@ -196,7 +196,7 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
         store = MatchStore(Path(tmp) / "replay.sqlite")
         session = RefereeSession(store, None, None, clock, echo=lambda s: None)
         config = FusionConfig.from_file(fusion_settings or default_settings("fusion.json"))
-        fuser = Fuser(SeatingPlan.evenly(len(names)), config)
+        fuser = Fuser(SeatingPlan.evenly(len(names)), config, twin_footprint())
         state = {"turn_from": 0}
 
         def answer(question):
@@ -253,6 +253,15 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
         result.release_latency_s = release_latencies(truth, session.stats.timeline)
         store.close()
     return result
+
+
+def twin_footprint():
+    """Where the twin's tower stands on its tray (the recordings are twin matches)."""
+    from referee.loop.fusion import Footprint
+
+    tray = json.loads((Path(__file__).resolve().parents[2] / "calibration" / "twin" / "vision" / "tray.json").read_text())
+    length, width = float(tray["block_mm"][0]), float(tray["block_mm"][1])
+    return Footprint(tuple(float(v) for v in tray["tower_center_mm"]), max(length, 3 * width) / 2.0)
 
 
 def _no_samples():

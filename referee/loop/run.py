@@ -47,7 +47,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
     from hardware.detectors.fusion import SensorDetectors
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
     from referee.loop.build import BuildReader
-    from referee.loop.wiring import default_settings, frame_to_page, serve_page
+    from referee.loop.wiring import default_settings, footprint_of, frame_to_page, serve_page
     from referee.loop.perception import MapGuidedReader
     from referee.loop.fallen_watch import FallenWatch
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
@@ -106,7 +106,8 @@ def run_table(opts: RunOptions, echo=print) -> int:
             return 0
         session.start_match(players, opts.options)
     n = len(session.players)
-    fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(default_settings("fusion.json")))
+    fuser = Fuser(SeatingPlan.evenly(n), FusionConfig.from_file(default_settings("fusion.json")),
+                  footprint_of(reader.pipeline.tray))
     detector_config = load_detector_config(calibration.detectors_path())
     detectors = SensorDetectors(detector_config)
     fallen = FallenWatch(reader.pipeline, detectors, detector_config.camera_collapse) if detector_config.camera_collapse else None

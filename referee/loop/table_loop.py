@@ -16,6 +16,7 @@ from referee.loop.fusion import NOBODY, FusedEvent, Fuser, Question
 from referee.loop.pulled_from import PullFrames, settle_which_spot
 from referee.loop.session import RefereeSession
 from referee.observations import ButtonPress, SensorEvent, TopLevelReading
+from referee.tower import Tower
 
 
 class TopReader(Protocol):
@@ -264,9 +265,38 @@ class TableLoop:
             return False
         if question.kind == "which_block":
             return self._which_block_from_frames(question, rnd)
-        if question.kind != "which_spot":
+        if question.kind != "which_spot" or question.context.get("rivals_checked"):
             return False
         option, evidence = self._where_it_came_out(question, rnd)
+        rivals = self.fuser.rival_places(question, rnd.tower, option)
+        if rivals:
+            # The glyph was read doubtfully and the frames cannot tell its place from that of a block
+            # it may be: the table is asked among them all (never the benefit of the doubt).
+            self.pull_frames.clear()
+            self._ask(self.fuser.which_of(question, ((option,) if option else question.options) + rivals, rnd.tower))
+            return True
+        along = question.context.get("pushed_along")
+        if option is not None and along is not None and Tower.orientation(int(option.split("/")[0])) != along:
+            # What stuck out and where the fingertips pushed disagree: the table is asked.
+            self.pull_frames.clear()
+            self._ask(self.fuser.which_of(question, question.options, rnd.tower))
+            return True
+        if option is None and along is not None:
+            # The frames do not show it; the fingertips pushed the block out along one direction, and
+            # only one of the places is on a level of that direction.
+            matching = [o for o in question.options if Tower.orientation(int(o.split("/")[0])) == along]
+            preferred = question.context.get("preferred")
+            if len(matching) == 1 and preferred is not None and matching[0] != preferred:
+                # The fingertips point at the place that would be a foul: no benefit of the doubt, and
+                # no foul called on the hand's evidence alone: the table is asked.
+                self.pull_frames.clear()
+                self._ask(self.fuser.which_of(question, question.options, rnd.tower))
+                return True
+            if len(matching) == 1:
+                self.pull_frames.clear()
+                self._answer_itself(question, matching[0], {"source": "hand: the fingertips pushed the block out along "
+                                                                      f"the {along} levels' blocks", "pushed_along": along})
+                return True
         if option is None:
             return False
         self.pull_frames.clear()
@@ -319,6 +349,8 @@ class TableLoop:
                 out.evidence.pop("answered", None)
                 out.evidence.pop("question", None)
                 out.evidence.update(evidence)
+                if question.context.get("after_answer") is not None:
+                    out.evidence["answer"] = question.context["after_answer"]  # the table named the block
             self._submit_all([out])
 
     def _on_answer(self, qid: str, option: str) -> list[tuple[dict, dict]]:
@@ -335,7 +367,9 @@ class TableLoop:
         events: list[tuple[dict, dict]] = []
         for out in self.fuser.answer(question, option, rnd):
             if isinstance(out, Question):
-                self._ask(out)
+                # A follow-up ("which of its two places?"): if the referee settles it itself, the turn
+                # was still partly the table's answer, and its evidence says so.
+                self._ask(Question(out.text, out.options, {**out.context, "after_answer": option}, out.kind))
             else:
                 events.append((out.event, out.evidence))
         return events

@@ -11,6 +11,13 @@ def default_settings(name: str) -> Path:
     return Path(__file__).resolve().parents[2] / "calibration" / "defaults" / name
 
 
+def footprint_of(tray):
+    """Where the tower stands on the tray (vision's Tray), for the fuser's reading of the fingertips."""
+    from referee.loop.fusion import Footprint
+
+    return Footprint(tuple(float(v) for v in tray.tower_center), float(tray.footprint_half))
+
+
 def frame_to_page(session, every: int = 5) -> Callable:
     """A camera-frame callback that shares every few frames with the status page (JPEG)."""
     import cv2

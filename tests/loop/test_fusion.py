@@ -3,7 +3,7 @@
 from referee.blocks import Block
 from referee.engine import new_round
 from referee.events import parse_event
-from referee.loop.fusion import FusedEvent, Fuser, FusionConfig, Question, SeatingPlan, placed_slot
+from referee.loop.fusion import Footprint, FusedEvent, Fuser, FusionConfig, Question, SeatingPlan, placed_slot
 from referee.observations import HandReading, SensorEvent, SensorEventKind, SlotReading, TopLevelReading
 
 TOWER = [
@@ -514,3 +514,32 @@ def test_a_hand_hiding_a_top_block_for_a_few_frames_is_not_that_block_gone():
     f.on_sensor(SensorEvent(SensorEventKind.PLACE, 1.8), rnd)
     out = feed(f, rnd, [top(["red-2", None, None], "x", 1.9), top(["red-2", None, None], "x", 2.0)])
     assert out[0].event == {"event": "pull", "level": 1, "slot": 0, "player": "Ana", "block": "red-2"}
+
+
+FOOTPRINT = Footprint((150.0, 150.0), 37.5)  # the tower's centre and half side on the tray, mm
+
+
+def fingertip(x, y):
+    return HandReading("east", (x, y), 0.9, entry_deg=0.0)
+
+
+def test_fingertips_at_the_end_faces_of_one_directions_blocks_tell_the_level_pushed_out_of():
+    """A block is pushed out at an end face: from an "x" level the tips stay beyond the tower's sides
+    along x and within its width along y (whichever end the player pushes)."""
+    rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
+    f = Fuser(SEATS, footprint=FOOTPRINT)
+    tips = [(110.0, 140.0), (108.0, 145.0), (191.0, 152.0), (112.0, 138.0)]
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", i / 15, [fingertip(*xy)]) for i, xy in enumerate(tips)])
+    lift_and_weight_back(f, rnd, 0.3)
+    (question,) = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert question.kind == "which_spot" and question.context["pushed_along"] == "x"
+
+
+def test_fingertips_at_a_corner_of_the_tower_tell_nothing():
+    rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
+    f = Fuser(SEATS, footprint=FOOTPRINT)
+    tips = [(188.0, 190.0), (110.0, 140.0), (190.0, 186.0), (112.0, 112.0)]
+    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", i / 15, [fingertip(*xy)]) for i, xy in enumerate(tips)])
+    lift_and_weight_back(f, rnd, 0.3)
+    (question,) = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    assert question.context["pushed_along"] is None

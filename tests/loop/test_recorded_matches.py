@@ -52,8 +52,10 @@ def test_replaying_a_match_calls_at_least_as_many_turns_right_as_the_live_refere
 
 
 def test_every_turn_the_referee_calls_on_its_own_is_right():
+    """On its own: no question on the page at all (a turn whose follow-up question the referee settled
+    itself, after the table named the block, counts as asked)."""
     seen = [c for c in all_checks() if c.how == "seen"]
-    assert len(seen) >= 119  # of 163 turns
+    assert len(seen) >= 114  # of 163 turns (113 before issue #6's changes, counted so)
     assert [c for c in seen if not c.agree] == []
 
 
@@ -151,9 +153,16 @@ def test_each_matchs_logged_events_replay_through_the_script_command_to_the_same
         assert (outputs[-1]["winner"], outputs[-1]["loser"]) == (result.winner, result.loser), path.stem
 
 
-def test_the_long_careless_matches_log_at_least_32_of_their_37_turns_right():
+def test_no_turn_of_the_long_careless_matches_is_called_wrong_on_the_referees_own():
+    """Past 19 levels glyphs are misread surely (blue 3 for blue 1): such a reading is cross-checked
+    against where the block came out, and asked where that cannot tell the runner-up apart."""
+    wrong = [c for p in LONG for c in replayed(p).checks if c.how == "seen" and c.logged and not c.agree]
+    assert wrong == []
+
+
+def test_the_long_careless_matches_log_at_least_34_of_their_37_turns_right():
     """Replayed, not remade: after a turn the live referee got wrong, the twin's players went on as
     it told them (seed 125: no penalty served for the foul it missed), so the last turns may differ."""
     checks = [c for p in LONG for c in replayed(p).checks]
     assert len(LONG) >= 4 and len(checks) >= 37
-    assert sum(c.agree for c in checks) >= 32
+    assert sum(c.agree for c in checks) >= 34

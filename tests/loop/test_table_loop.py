@@ -230,3 +230,85 @@ def test_nobody_touching_the_fallen_tower_leaves_the_call_as_it_was():
     run(clock, loop, 1.5)
     session.answer(session.question["id"], "nobody", source="page")
     assert session.over and session.round.outcome.loser == "Ana"
+
+
+TALL = [
+    ["red-1", "blue-3", "green-1"],
+    ["red-2", "blue-2", "green-2"],
+    ["blue-3", "yellow-3", "wild"],
+    ["red-3", "green-3", "yellow-2"],
+    ["yellow-1", "blue-1", "green-4"],
+    ["red-skip", "green-reverse", "blue-draw2"],
+]  # two blue 3s (1/1, 3/0); a blue 1 at 5/1, the same slot as 1/1 on a level of the same direction
+
+
+def _blue_3_on_top(confidence):
+    """Level 7 gets a block read as blue 3 (the blue 1 the runner-up); the pull's frames show a block
+    coming out of slot 1 of an "x" level, which they place at level 1 (the height they tell poorly)."""
+    read = SlotReading(Block.parse("blue-3"), confidence, (("blue-3", confidence), ("blue-1", 0.1), ("blue-4", 0.03)))
+
+    class Reader(ScriptedReader):
+        def read(self, image, t, seq, z_hint_mm=None, top_names=None):
+            r = super().read(image, t, seq, z_hint_mm, top_names)
+            if r.orientation == "x":
+                return TopLevelReading("x", (SlotReading(None, 0.9), read, SlotReading(None, 0.9)), r.hands, t=t)
+            return r
+
+    script = [(0.0, TALL[-1], "y", []), (0.5, TALL[-1], "y", ["east"]), (1.5, [None, "blue-3", None], "x", ["east"]),
+              (2.0, [None, "blue-3", None], "x", [])]
+    events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
+    clock = Clock()
+    session = RefereeSession(clock=clock)
+    session.start_match(["Ana", "Ben", "Cy"])
+    session.start_round(TALL)
+    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), Reader(clock, script), Camera(clock),
+                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1,
+                     spot_source=lambda q: ("1/1", {"stick_out_scores": {"1/1": 0.3, "3/0": 0.0}}))
+    run(clock, loop, 3.0)
+    return session, loop
+
+
+def test_a_glyph_read_unsurely_is_asked_where_the_frames_cannot_tell_its_place_from_a_runner_ups():
+    """Seed 123 (a 20-level tower): a blue 1 read 0.69 as blue 3; the frames showed slot 1 of an "x"
+    level, where the map holds a blue 3 (level 1) and the blue 1 (level 5). Asked, not guessed."""
+    session, loop = _blue_3_on_top(0.69)
+    question = session.question
+    assert question is not None and question["options"] == ["1/1", "5/1"]
+    session.answer(question["id"], "5/1", source="page")
+    assert session.round.tower.at(5, 1) is None and session.round.tower.at(1, 1).name == "blue-3"
+    assert session.round.tower.at(7, 1).name == "blue-1"
+
+
+def test_a_glyph_read_surely_is_placed_by_the_pulls_frames_alone():
+    session, loop = _blue_3_on_top(0.9)
+    assert session.question is None and not loop.stats.questions
+    assert session.round.tower.at(1, 1) is None and session.round.tower.at(7, 1).name == "blue-3"
+
+
+def test_which_of_two_identical_blocks_is_told_by_the_direction_the_fingertips_pushed_it_out():
+    """The red 2s are at level 1 (along x) and level 2 (along y); the pull's frames show nothing, but
+    the fingertips stayed at the tower's x ends: the level 1 red 2. No one is asked."""
+    from referee.loop.fusion import Footprint
+
+    class TipsReader(ScriptedReader):
+        def read(self, image, t, seq, z_hint_mm=None, top_names=None):
+            r = super().read(image, t, seq, z_hint_mm, top_names)
+            return TopLevelReading(r.orientation, r.slots, tuple(HandReading("east", (190.0, 150.0 + i), 0.9, entry_deg=0.0)
+                                                                 for i, _ in enumerate(r.hands)), t=t)
+
+    doubles = [["red-2", "blue-1", "green-1"], ["yellow-1", "red-2", "green-2"],
+               ["red-3", "yellow-3", "wild"], TOP]
+    script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "red-2", None], "x", ["east"]),
+              (2.0, [None, "red-2", None], "x", [])]
+    events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
+    clock = Clock()
+    session = RefereeSession(clock=clock)
+    session.start_match(["Ana", "Ben", "Cy"])
+    session.start_round(doubles)
+    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3), footprint=Footprint((150.0, 150.0), 37.5)),
+                     TipsReader(clock, script), Camera(clock), ScriptedSensors(), ScriptedDetectors(clock, events), clock,
+                     frame_period_s=0.1, spot_source=lambda q: (None, {}))
+    run(clock, loop, 3.0)
+    assert session.question is None and not loop.stats.questions
+    pull = next(f for f in loop.stats.fused if f.event["event"] == "pull")
+    assert (pull.event["level"], pull.event["slot"]) == (1, 0) and pull.evidence["pushed_along"] == "x"
