@@ -60,6 +60,9 @@ class FusionConfig:
     axis_tip_share: float = 0.8      # ... this share of them at the end faces of one direction's blocks (beyond
     axis_tip_out: float = 0.8        # this part of the tower's half side along it, within it across it) tell the
                                      # direction of the level the block was pushed out of
+    doubtful_still_frames: int = 2   # a new block still doubtful on this many still frames (the weight back) is
+                                     # named from the pull's frames, or put to the table (waiting longer
+                                     # changed no call on the recorded matches, only the time to it)
     glyph_share_min: float = 0.95    # a new block read below place_under_hand_confidence still counts when this
                                      # share of the reader's belief goes to its glyph (the doubt is whether the
                                      # slot is filled, which the weight back settles) ...
@@ -266,7 +269,7 @@ class Fuser:
             # place counts when that block is read surely, as under a withdrawing hand. A new block
             # that stays doubtful while the top holds still is put to the table (not left unsaid).
             out = self._settle(self.pull, reading, rnd, self.config.place_under_hand_confidence)
-            if out or self.pull is None or self.pull.stable < 2 * self.config.settle_frames:
+            if out or self.pull is None or self.pull.stable < self.config.doubtful_still_frames:
                 return out
             return self._ask_which_block(self.pull, reading, rnd) or self._place_unseen(self.pull, reading, rnd)
         if self.pull is None:

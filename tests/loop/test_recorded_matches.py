@@ -59,6 +59,15 @@ def test_every_turn_the_referee_calls_on_its_own_is_right():
     assert [c for c in seen if not c.agree] == []
 
 
+def test_the_place_is_called_soon_after_the_block_is_let_go():
+    """Issue #6: release to the call (a replay answers the referee's questions at once, so an asked
+    turn counts until its question; at the table the tap comes on top)."""
+    lat = sorted(x for p in RECORDED for x in replayed(p).release_latency_s)
+    assert len(lat) >= 160
+    assert lat[len(lat) // 2] <= 0.085
+    assert lat[int(0.95 * len(lat))] <= 0.44
+
+
 def test_the_referee_asks_the_table_only_where_its_senses_cannot_settle_the_turn():
     """Each question stops the game for a tap on the page (issue #6: the call within 300 ms)."""
     assert sum(replayed(p).questions for p in RECORDED) <= 61
