@@ -187,6 +187,19 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
+def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
+    """Each cell's standard deviation of `a` over its 3 x 3 neighbours of the same region."""
+    out = np.zeros(a.shape, np.float32)
+    for region in regions:
+        w = region.astype(np.float32)
+        v = np.where(region, a, 0).astype(np.float32)
+        n = np.maximum(cv2.boxFilter(w, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT), 1.0)
+        mu = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT) / n
+        m2 = cv2.boxFilter(v * v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT) / n
+        out[region] = np.sqrt(np.maximum(m2 - mu * mu, 0.0))[region]
+    return out
+
+
 def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray) -> np.ndarray:
     """Cells (of the regions) whose colour is not that of the surface behind them.
 
@@ -195,9 +208,16 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is the case this cannot tell apart."""
     chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]))
-    # in a shadow the light's colour changes too (the lamp is gone, the room's light stays):
-    # a darker cell needs a larger colour change to count
-    need = np.where(shift < math.log(float(hc["shadow_below"])), float(hc["shadow_chroma"]), float(hc["chroma"]))
+    # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a
+    # darker cell needs a larger colour change to count. But a shadow darkens the surface
+    # evenly, while a hand the tray's colour is shaded (fingers are round, the palm's edges
+    # turn away from the light): a dim cell whose brightness varies among its neighbours by
+    # more than `shaded_std` is no shadow's inside and needs only the ordinary colour change
+    dim = shift < math.log(float(hc["shadow_below"]))
+    shaded = float(hc["shaded_std"])
+    if shaded > 0:
+        dim &= _local_std(shift, regions) < shaded
+    need = np.where(dim, float(hc["shadow_chroma"]), float(hc["chroma"]))
     # a grainy surface or a noisy sensor scatters the colour of bare cells: a cell must stand out
     # from its own region's scatter (most of a region is bare, so its median is the scatter)
     k = float(hc["noise_k"])
@@ -391,8 +411,7 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains)
     hands: list[HandReading] = []
     for a in arm_entries(cfg, tray, m):
-        # only the table behind it: nothing pins its height, so it must lead onto the tower
-        if not (a.on_tower or (a.on_tray and a.reach_mm <= float(hc["reach_mm"]))):
+        if not reaches_zone(hc, a):
             continue
         if a.width_mm >= float(hc["two_arm_width_mm"]):  # two side by side, each from its own side of the arm
             looks = a.halves or ((a.entry_deg, a.tip_mm),) * 2
@@ -403,6 +422,16 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
         hands.append(HandReading(side=side_of(a.entry_deg), tip_mm=a.tip_mm, confidence=round(conf, 3),
                                  entry_deg=round(a.entry_deg, 1)))
     return tuple(hands)
+
+
+def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:
+    """Whether the arm's hand is over the tower: on its silhouette, or within `reach_mm` of the
+    footprint seen against the tray. Seen only against the table, nothing pins the hand's height
+    (a hand resting on the table beside a tall tower lines up with the tower's top from the
+    camera), so it must come closer: within `table_reach_mm` (a pale hand over a pale tray
+    often shows only where its arm crosses the darker table)."""
+    limit = float(hc["reach_mm"] if a.on_tray else hc["table_reach_mm"])
+    return a.on_tower or a.reach_mm <= limit
 
 
 def side_of(deg: float) -> str:

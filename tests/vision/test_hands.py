@@ -219,3 +219,63 @@ def test_synthetic_kits_count_only_hands_the_camera_sees():
                 assert 0 <= u < 640 and 0 <= v < 480
                 seen += 1
     assert seen >= 10
+
+
+def _patch_cells(brightness: np.ndarray, tint: float) -> tuple[np.ndarray, np.ndarray]:
+    """A 30 x 30 cell tray (colour of pale wood) with a 12 x 12 patch in the middle: each patch
+    cell's brightness times the tray's, and its red raised / blue lowered by `tint` (log)."""
+    tray = np.array([150.0, 190.0, 215.0], np.float32)  # BGR
+    ref = np.broadcast_to(tray, (30, 30, 3)).copy()
+    px = ref.copy()
+    patch = px[9:21, 9:21]
+    patch *= brightness[..., None]
+    patch[..., 2] *= math.exp(tint)
+    patch[..., 0] *= math.exp(-tint)
+    return px, ref
+
+
+def _arm_cells_of(px, ref):
+    from vision.hands import _not_tray
+
+    hc = default_config()["hands"]
+    hc = {**hc, "chroma": 0.05}  # as calibration sets it on the twin's kits
+    region = np.ones((30, 30), bool)
+    ii, jj = np.indices((30, 30))
+    xy = np.stack([jj * 5.0, -ii * 5.0], axis=-1)
+    fg = _not_tray(hc, px, ref, [region], xy).astype(np.uint8)
+    k = int(hc["open_cells"])  # specks and a shadow's rim are opened away, as in hand_mask
+    return cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)[9:21, 9:21]
+
+
+def test_a_shadow_with_the_lamps_colour_gone_is_not_an_arm():
+    """The twin's shadows turn a little redder (the warm lamp is blocked, the room's light stays),
+    and darken the tray evenly."""
+    px, ref = _patch_cells(np.full((12, 12), 0.6, np.float32), 0.1)
+    assert _arm_cells_of(px, ref).mean() < 0.05
+
+
+def test_fingers_the_colour_of_the_tray_in_their_own_shade_are_an_arm():
+    """The same colour change on round fingers: each is bright on top and dark at its sides, so
+    the brightness varies from cell to cell, as no shadow's inside does."""
+    stripes = np.tile(np.array([0.45, 0.75, 0.6], np.float32), (12, 4))
+    px, ref = _patch_cells(stripes, 0.1)
+    assert _arm_cells_of(px, ref).mean() > 0.5
+
+
+def test_an_arm_seen_only_against_the_table_counts_when_its_hand_comes_close():
+    """A pale hand over a pale tray shows only where its arm crosses the darker table: the hand
+    counts when it reaches the tower, or comes closer than a hand seen over the tray must, as
+    nothing pins its height (a hand resting on the table beside a tall tower lines up with the
+    tower's top from the camera)."""
+    from dataclasses import replace
+
+    from vision.hands import reaches_zone
+
+    hc = default_config()["hands"]
+    on_table = replace(_arm(0.0, -200.0, 80.0, 0.0), on_tray=False)
+    assert reaches_zone(hc, replace(on_table, reach_mm=hc["table_reach_mm"] - 10))
+    assert not reaches_zone(hc, replace(on_table, reach_mm=hc["table_reach_mm"] + 10))
+    assert reaches_zone(hc, replace(on_table, reach_mm=200.0, on_tower=True))
+    # over the tray the hand is placed at hand height and counts within one block length
+    assert reaches_zone(hc, _arm(0.0, -200.0, 80.0, hc["reach_mm"] - 5))
+    assert not reaches_zone(hc, _arm(0.0, -200.0, 80.0, hc["reach_mm"] + 5))
