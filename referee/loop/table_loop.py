@@ -249,7 +249,7 @@ class TableLoop:
         self.stats.questions.append(question)
         qid = f"q{len(self.stats.questions)}"
         self.open_questions = {qid: question}  # a newer question replaces an unanswered one
-        self.session.ask(qid, question.text, list(question.options))
+        self.session.ask(qid, question.text, list(question.options), self._labels(question))
         reply = self.on_question(question) if self.on_question is not None else None
         if isinstance(reply, str):
             self.session.answer(qid, reply, source="player")
@@ -258,6 +258,18 @@ class TableLoop:
             self.open_questions.pop(qid, None)
             for event in reply:
                 self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+
+    def _labels(self, question: Question) -> list[str] | None:
+        """Buttons for places of several blocks say which block each holds ("blue 1, level 13, slot 1")."""
+        rnd = self.session.play_round
+        if question.kind != "which_spot" or question.context.get("block") or rnd is None:
+            return None  # the session words each option itself
+        labels = []
+        for option in question.options:
+            level, slot = (int(v) for v in option.split("/"))
+            block = rnd.tower.at(level, slot)
+            labels.append(f"{block.spoken()}, level {level}, slot {slot}" if block is not None else option)
+        return labels
 
     def _settle_from_frames(self, question: Question) -> bool:
         rnd = self.session.play_round

@@ -274,6 +274,7 @@ def test_a_glyph_read_unsurely_is_asked_where_the_frames_cannot_tell_its_place_f
     session, loop = _blue_3_on_top(0.69)
     question = session.question
     assert question is not None and question["options"] == ["1/1", "5/1"]
+    assert question["labels"] == ["blue 3, level 1, slot 1", "blue 1, level 5, slot 1"]
     session.answer(question["id"], "5/1", source="page")
     assert session.round.tower.at(5, 1) is None and session.round.tower.at(1, 1).name == "blue-3"
     assert session.round.tower.at(7, 1).name == "blue-1"
