@@ -8,6 +8,7 @@ homography, which is how the reader rectifies the tower's top face at any candid
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -21,14 +22,19 @@ class Camera:
     rvec: np.ndarray
     tvec: np.ndarray
 
-    @property
+    @cached_property
     def R(self) -> np.ndarray:
-        return cv2.Rodrigues(np.asarray(self.rvec, dtype=np.float64).reshape(3))[0]
+        """Rotation matrix (worked out once per camera: a frame's stages ask for it dozens of times)."""
+        R = cv2.Rodrigues(np.asarray(self.rvec, dtype=np.float64).reshape(3))[0]
+        R.flags.writeable = False
+        return R
 
-    @property
+    @cached_property
     def center(self) -> np.ndarray:
         """Camera position in tray millimetres."""
-        return (-self.R.T @ np.asarray(self.tvec, dtype=np.float64).reshape(3))
+        C = -self.R.T @ np.asarray(self.tvec, dtype=np.float64).reshape(3)
+        C.flags.writeable = False
+        return C
 
     def project(self, pts: np.ndarray) -> np.ndarray:
         """Project (N,3) tray points to (N,2) pixels (no lens distortion)."""

@@ -78,8 +78,8 @@ class PlaneView:
             r += ((y1 - n[:, 1]) * ppm)[:, None]
         ci = np.rint(c).astype(np.int32)
         ri = np.rint(r).astype(np.int32)
-        cc = np.clip(ci, 0, w - 1)
-        rc = np.clip(ri, 0, h - 1)
+        cc = np.minimum(np.maximum(ci, 0), w - 1)  # (np.clip's dispatch costs more than the work here)
+        rc = np.minimum(np.maximum(ri, 0), h - 1)
         inside = (cc == ci) & (rc == ri)
         rc *= w
         rc += cc
@@ -195,50 +195,76 @@ def make_probes(cfg: Mapping, tray: Tray) -> Probes:
 
 def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, tray_bgr: np.ndarray | None,
                   bg=None, gains: np.ndarray | None = None, nadirs: np.ndarray | None = None,
-                  cam_zs: np.ndarray | None = None) -> np.ndarray:
+                  cam_zs: np.ndarray | None = None, within: float | None = None) -> np.ndarray:
     """Per candidate height: the outline's edge fit plus the best slot-boundary pattern (each
     scaled by its best over the candidates), times the checks that the band just inside the
     square is not bare tray (against heights too high) and the band past its hidden-wall sides is
-    (against heights too low)."""
+    (against heights too low).
+
+    With `within`, only the candidates that can score within that fraction of the best are
+    scored in full and the others get -inf: the colour checks can only lower a score, so they are
+    taken best edge fit first until no candidate left could reach it (most frames need one or
+    two of some forty). The best and every candidate within `within` of it score as without."""
     ac = cfg["align"]
     Z = len(zs)
-    colour = tray_bgr is not None
-    # only the probes this call reads are lifted (the colour probes only for the colour checks)
-    cols = slice(pr.parts["band"].start, pr.parts["outside"].stop)
-    upto = cols.stop if colour else pr.n_steps
-    flat, inside = pv.lift_index(pr.pts[:upto], zs, nadirs, cam_zs)  # (Z, upto)
-    ns = pr.n_steps
-    val = pv.steps.reshape(-1)[flat[:, :ns] * 4 + pr.channel[:ns]]
-    val[~inside[:, :ns]] = 0.0
+    flat, inside = pv.lift_index(pr.pts[:pr.n_steps], zs, nadirs, cam_zs)  # (Z, n_steps)
+    val = pv.steps.reshape(-1)[flat * 4 + pr.channel[:pr.n_steps]]
+    val[~inside] = 0.0
     n = pr.n
-    sides = val[:, pr.parts["outline"]].reshape(Z, 4, n).mean(axis=2)
-    ref_v = val[:, pr.parts["reference"]].mean(axis=1)
+    # means as sum / count (what np.mean computes, without its per-call overhead)
+    sides = np.add.reduce(val[:, pr.parts["outline"]].reshape(Z, 4, n), axis=2) / n
+    ref = val[:, pr.parts["reference"]]
+    ref_v = np.add.reduce(ref, axis=1) / ref.shape[1]
     w2 = float(ac["second_weakest_weight"])
-    on_v = (1 - w2) * sides.mean(axis=1) + w2 * np.sort(sides, axis=1)[:, 1]
+    on_v = (1 - w2) * (np.add.reduce(sides, axis=1) / 4) + w2 * np.sort(sides, axis=1)[:, 1]
     out = on_v / (ref_v + float(ac["reference_floor"]))
     sc = out / (float(out.max()) + 1e-9)
     w = float(ac["pattern_weight"])
     if w > 0:
-        # both orientations' segment medians at once, then every occupancy pattern's score
+        # both orientations' segment medians at once (the 5th and 6th of 10 values, as np.median
+        # takes them), then every occupancy pattern's score
         seg = slice(pr.parts["segments_x"].start, pr.parts["segments_y"].stop)
-        med = np.median(val[:, seg].reshape(Z, 20, -1), axis=2).reshape(Z, 2, 10)
+        k = pr.parts["segments_x"].stop - pr.parts["segments_x"].start
+        part = np.partition(val[:, seg].reshape(Z, 20, k // 10), ((k // 10 - 1) // 2, k // 10 // 2), axis=2)
+        med = ((part[..., (k // 10 - 1) // 2] + part[..., k // 10 // 2]) / 2).reshape(Z, 2, 10)
         pat = (med @ pr.pattern_w + pr.pattern_off).max(axis=2).max(axis=1)
         sc = sc + w * np.maximum(pat, 0.0) / (float(pat.max()) + 1e-9)
-    if not colour:
+    if tray_bgr is None:
         return sc
-    # colour checks: the view against the bare tray expected at the same pixel
-    fi, ins = flat[:, cols], inside[:, cols]
+    if within is None:
+        return _colour_checked(cfg, pv, pr, zs, nadirs, cam_zs, sc, tray_bgr, bg, gains)
+    # best edge fit first; a candidate is checked while it could still reach `within` of the best checked
+    order = np.argsort(-sc, kind="stable")
+    full = np.full(Z, -np.inf)
+    todo = order[:4]
+    while len(todo):
+        full[todo] = _colour_checked(cfg, pv, pr, zs[todo], None if nadirs is None else nadirs[todo],
+                                     None if cam_zs is None else cam_zs[todo], sc[todo], tray_bgr, bg, gains)
+        rest = order[np.isneginf(full[order])]
+        todo = rest[sc[rest] >= within * full.max()]
+    return full
+
+
+def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nadirs: np.ndarray | None,
+                    cam_zs: np.ndarray | None, sc: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> np.ndarray:
+    """Edge-fit scores sc of candidates zs times the bare-tray checks: the view against the bare
+    tray expected at the same pixel, in the band inside the square and past its hidden sides."""
+    ac = cfg["align"]
+    cols = slice(pr.parts["band"].start, pr.parts["outside"].stop)
+    pts = pr.pts[cols]
+    fi, ins = pv.lift_index(pts, zs, nadirs, cam_zs)
     px = pv.img.reshape(-1, 3)[fi].astype(np.float32)
-    expect, on_tray = _bare_tray_at(pv, pr.pts[cols], zs, nadirs, cam_zs, tray_bgr, bg, gains)
+    expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains)
     fg = _not_tray(cfg["silhouette"], px, expect) & ins
     nb = pr.parts["band"].stop - pr.parts["band"].start
-    sc = sc * np.clip(fg[:, :nb].mean(axis=1) / float(ac["band_foreground"]), 0.0, 1.0)
+    band = np.add.reduce(fg[:, :nb], axis=1, dtype=np.float64) / nb  # (np.mean of a bool array)
+    sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
     need = float(ac["outside_bare"])
     if need > 0 and pv.hidden.any():
         counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(pv.hidden, nb // 4)
         k = counted.sum(axis=1)
         bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
-        sc = sc * np.clip(bare / need, 0.0, 1.0)
+        sc = sc * np.minimum(np.maximum(bare / need, 0.0), 1.0)
     return sc
 
 
@@ -280,10 +306,11 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     coarse = np.arange(lo, hi + 1e-6, step)
     pv = plane_view(cfg, tray, reg, img, lo, float(coarse[-1]) + step)
     pr = probes or make_probes(cfg, tray)
-    sc = height_scores(cfg, tray, pv, pr, coarse, tray_bgr, bg, gains)
-    z0 = float(coarse[_highest_peak(sc, float(ac["highest_within"]))])
+    alpha = float(ac["highest_within"])
+    sc = height_scores(cfg, tray, pv, pr, coarse, tray_bgr, bg, gains, within=alpha)
+    z0 = float(coarse[_highest_peak(sc, alpha)])
     fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
-    z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains)))])
+    z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains, within=1.0)))])
     factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
     if not factors:
         return z, reg
@@ -335,10 +362,12 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     zmax_frac = float(ac["max_camera_fraction"])
     colour = bool(ac.get("focal_colour_checks", True))
     centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
+    poses: dict[float, tuple] = {}
 
     def centre(fac: float) -> np.ndarray:
         if fac not in centres:  # only the centre is needed to score: C = -R^T t
-            _, R, t = _pose_for_focal(reg.H, f0 * fac, w, h)
+            poses[fac] = _pose_for_focal(reg.H, f0 * fac, w, h)
+            _, R, t = poses[fac]
             centres[fac] = -R.T @ t
         return centres[fac]
 
@@ -356,7 +385,7 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
             czs.append(np.full(len(zc), float(C[2])))
         zs_all = np.concatenate(zs)
         sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,
-                           np.concatenate(nadirs), np.concatenate(czs))
+                           np.concatenate(nadirs), np.concatenate(czs), within=1.0)
         i = int(np.argmax(sc))
         return fs[i], float(zs_all[i])
 
@@ -367,4 +396,7 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     cz = float(centre(fac)[2])
     fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
                    np.arange(-2 * step, 2 * step + 1e-6, step))
-    return zb, (reg if fac == 1.0 else replace(reg, camera=camera_for_focal(reg.H, f0 * fac, w, h)))
+    if fac == 1.0:
+        return zb, reg
+    K, R, t = poses[fac]
+    return zb, replace(reg, camera=Camera(K, cv2.Rodrigues(R)[0].reshape(3), t))

@@ -123,3 +123,58 @@ def test_occupancy_features_from_8_bit_lab_are_the_float_lab_formulas():
     want = _occupancy_in_float(cfg, labs, col)
     assert np.allclose(got, want, rtol=1e-5, atol=1e-6)
     assert got[0, 9] > 0.9 > got[1, 9]  # the tray-coloured patch is seen as such
+
+
+def test_scoring_only_candidates_that_can_win_keeps_the_winner_and_its_rivals(calibration, small_kit):
+    """The bare-tray checks only lower a score, so they are skipped for candidates whose edge fit
+    is already below the best: the best, and every candidate within `within` of it, score as in
+    the full scoring; the others get -inf."""
+    import json
+
+    import cv2
+
+    from vision.reader import frame_context, load_pipeline
+
+    pipe = load_pipeline(calibration)
+    labels = json.loads((small_kit / "labels.json").read_text())
+    skipped = 0
+    for name in sorted(labels)[:6]:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = frame_context(pipe, img)
+        reg = ctx.registration
+        zs = np.arange(7.5, 0.6 * float(reg.camera.center[2]), 5.0)
+        pv = ph.plane_view(pipe.cfg, pipe.tray, reg, img, 7.5, float(zs[-1]) + 5)
+        args = (pipe.cfg, pipe.tray, pv, pipe.height_probes, zs, ctx.tray_bgr, pipe.background, ctx.gains)
+        full = ph.height_scores(*args)
+        for within in (1.0, 0.7):
+            some = ph.height_scores(*args, within=within)
+            near = full >= within * full.max()
+            assert np.array_equal(some[near], full[near])
+            assert np.all(np.isneginf(some[~near]) | (some[~near] == full[~near]))
+            assert int(np.argmax(some)) == int(np.argmax(full))
+            skipped += int(np.isneginf(some).sum())
+    assert skipped > 0
+
+
+def test_a_cameras_rotation_and_centre_are_worked_out_once_and_stay_right():
+    import cv2
+
+    from vision.geometry import Camera, intrinsics, look_at
+
+    cam = look_at(intrinsics(600.0, 640, 480), np.array([120.0, 90.0, 520.0]), np.array([140.0, 140.0, 0.0]), 12.0)
+    assert cam.R is cam.R  # cached on the camera, not recomputed per call
+    assert np.array_equal(cam.R, cv2.Rodrigues(np.asarray(cam.rvec, np.float64))[0])
+    assert np.allclose(cam.center, [120.0, 90.0, 520.0])
+    other = Camera(cam.K, -np.asarray(cam.rvec), cam.tvec)  # a new camera has its own
+    assert not np.allclose(other.R, cam.R)
+
+
+def test_patch_means_are_numpy_means():
+    from vision import patch_features as pf
+
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0, 50, (3, 2900)).astype(np.float32)
+    assert np.array_equal(pf._mean1(x), x.mean(axis=1))
+    assert np.array_equal(pf._mean1(x > 20), (x > 20).mean(axis=1))
+    y = rng.uniform(0, 50, (3, 25, 70)).astype(np.float32)
+    assert np.array_equal(pf._mean1(y, axis=2), y.mean(axis=2))
