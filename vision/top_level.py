@@ -325,30 +325,34 @@ def lab_of(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
 _HOG = {}
 
 
-def _hog(size: tuple[int, int], cell: int = 8) -> cv2.HOGDescriptor:
-    key = (size, cell)
+def _hog(size: tuple[int, int], cell: int = 8, bins: int = 9, signed: bool = False) -> cv2.HOGDescriptor:
+    key = (size, cell, bins, signed)
     if key not in _HOG:
-        _HOG[key] = cv2.HOGDescriptor(size, (2 * cell, 2 * cell), (cell, cell), (cell, cell), 9)
+        _HOG[key] = cv2.HOGDescriptor(size, (2 * cell, 2 * cell), (cell, cell), (cell, cell), bins, 1, -1.0,
+                                      cv2.HOGDescriptor_L2Hys, 0.2, False, 64, signed)
     return _HOG[key]
 
 
 def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
-    """HOG of a glyph crop in grey (L) and in chroma.
+    """HOG (signed gradients) of the glyph as a shape against its field: "whiteness", L minus
+    chroma, smoothed by blur_px and stretched to the crop's own range.
 
-    Chroma separates coloured ink from a white or cream glyph field whatever the block's colour
-    (yellow ink on cream is invisible in grey). Not rotation invariant: the reader scores the
-    crop and its 180-degree turn and keeps the better, so a 2 and a 4 keep their strokes apart.
-    """
+    The glyph field is light and colourless and the ink is the block's colour, so whiteness
+    shows the ink dark on light whatever the block's colour, the light or the camera's contrast
+    (yellow ink on cream is invisible in grey but not here); the blur makes the strokes' edges
+    alike under softer focus and sensor noise, and signed gradients keep ink-to-field apart
+    from field-to-ink. Not rotation invariant: the reader scores the crop and its 180-degree
+    turn and keeps the better, so a 2 and a 4 keep their strokes apart."""
     gc = cfg["glyph"]
     size = (int(gc["width"]), int(gc["height"]))
     lab = lab_of(crop_bgr)
-    chroma = np.hypot(lab[..., 1], lab[..., 2])
-    hog = _hog(size, int(gc["cell"]))
-    feats = []
-    for ch in (lab[..., 0], chroma):
-        u8 = cv2.normalize(ch, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
-        feats.append(hog.compute(u8).reshape(-1))
-    return np.concatenate(feats).astype(np.float32)
+    w = lab[..., 0] - np.hypot(lab[..., 1], lab[..., 2])
+    blur = float(gc.get("blur_px", 0.0))
+    if blur > 0:
+        w = cv2.GaussianBlur(w, (0, 0), blur)
+    u8 = cv2.normalize(w, None, 0, 255, cv2.NORM_MINMAX, cv2.CV_8U)
+    hog = _hog(size, int(gc["cell"]), int(gc.get("bins", 9)), bool(gc.get("signed", False)))
+    return hog.compute(u8).reshape(-1).astype(np.float32)
 
 
 def expected_tray(bg, reg: Registration, uv: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:

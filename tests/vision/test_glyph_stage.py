@@ -47,3 +47,30 @@ def test_a_neighbours_glyph_at_the_edge_does_not_pull_the_centre():
     cv2.rectangle(img, (43, 15), (45, 25), (40, 40, 200), -1)   # ... with its own ink
     c = tl.glyph_center(cfg, img)
     assert c is not None and abs(c[0] - 24) < 2.5
+
+
+def _crop(ink, glyph: str) -> np.ndarray:
+    """A 32x24 glyph crop: a light field with a "1" (one bar) or a "+" in the block's colour."""
+    img = np.full((24, 32, 3), (225, 240, 245), np.uint8)
+    if glyph == "1":
+        cv2.rectangle(img, (14, 4), (17, 19), ink, -1)
+    else:
+        cv2.rectangle(img, (8, 10), (23, 13), ink, -1)
+        cv2.rectangle(img, (14, 4), (17, 19), ink, -1)
+    return img
+
+
+def test_glyph_features_see_the_shape_not_the_blocks_colour_under_sensor_noise():
+    # yellow ink is barely darker than the cream field: in grey it drowns in the noise
+    cfg = default_config()
+    rng = np.random.default_rng(0)
+
+    def f(ink, g):
+        c = _crop(ink, g).astype(np.float32) + rng.normal(0, 6, (24, 32, 3))
+        return tl.glyph_features(cfg, np.clip(c, 0, 255).astype(np.uint8))
+
+    red, yellow = (40, 40, 200), (40, 210, 230)
+    for _ in range(5):
+        same_glyph = np.linalg.norm(f(red, "1") - f(yellow, "1"))
+        other_glyph = np.linalg.norm(f(red, "1") - f(red, "+"))
+        assert same_glyph < 0.3 * other_glyph  # L and chroma HOG: about 0.8
