@@ -122,10 +122,8 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     smooth = tl.edge_image(warped)
     sx, sy = colour_steps(smooth, max(1, int(round(float(cfg["top"]["probe_mm"]) * ppm))))
     r = max(1, int(round(float(ac["window_mm"]) * ppm)))
-    steps = np.empty((h, w, 4), np.float32)
-    steps[..., 0], steps[..., 1] = sx, sy
-    steps[..., 2] = cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8))
-    steps[..., 3] = cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8))
+    steps = cv2.merge([sx, sy, cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8)),
+                       cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8))])
     return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir))
 
 
@@ -328,14 +326,22 @@ def _highest_peak(sc: np.ndarray, alpha: float) -> int:
 
 def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """K, R and t of the camera a tray homography implies for focal length f (principal point
-    at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale."""
+    at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale. (K^-1 and the
+    cross product written out: the focal search needs four poses a frame.)"""
     K = intrinsics(f, width, height)
-    M = np.linalg.inv(K) @ H
-    lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
+    H = np.asarray(H, dtype=np.float64)
+    M = np.empty((3, 3))
+    M[0] = (H[0] - K[0, 2] * H[2]) / f
+    M[1] = (H[1] - K[1, 2] * H[2]) / f
+    M[2] = H[2]
+    lam = 2.0 / (np.sqrt(M[:, 0] @ M[:, 0]) + np.sqrt(M[:, 1] @ M[:, 1]))
     if M[2, 2] * lam < 0:  # the tray lies in front of the camera
         lam = -lam
-    r1, r2 = lam * M[:, 0], lam * M[:, 1]
-    U, _, Vt = np.linalg.svd(np.column_stack([r1, r2, np.cross(r1, r2)]))
+    B = np.empty((3, 3))
+    B[:, :2] = lam * M[:, :2]
+    a, b = B[:, 0], B[:, 1]
+    B[:, 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+    U, _, Vt = np.linalg.svd(B)
     R = U @ Vt
     if np.linalg.det(R) < 0:
         R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt

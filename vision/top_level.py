@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import apply_h
+from vision.patch_features import median_along
 from vision.kit import Tray
 from vision.tray import Registration
 
@@ -488,9 +489,10 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
     for ch in ((0,), (1, 2)):
         gx = gx3[..., 0] if len(ch) == 1 else gx3[..., 1] + gx3[..., 2]
         gy = gy3[..., 0] if len(ch) == 1 else gy3[..., 1] + gy3[..., 2]
-        rows = gy[:, lo:hi].mean(axis=1)  # seams of an "x" level
-        cols = gx[lo:hi, :].mean(axis=0)  # seams of a "y" level
-        scale = float(np.median(np.concatenate([rows, cols]))) + 1.0
+        # (means written as sum / count: what np.mean computes, without its per-call overhead)
+        rows = np.add.reduce(gy[:, lo:hi], axis=1) / (hi - lo)  # seams of an "x" level
+        cols = np.add.reduce(gx[lo:hi, :], axis=0) / (hi - lo)  # seams of a "y" level
+        scale = float(median_along(np.concatenate([rows, cols]))) + 1.0
         for prof in (rows, cols):
             p = prof / scale
             seam = []
@@ -499,8 +501,9 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
                 r = int(round(float(oc["seam_window_mm"]) * ppm))
                 seam.append(float(p[max(0, c - r): c + r + 1].max()))
             pooled = cv2.resize(p.reshape(1, -1), (bins, 1), interpolation=cv2.INTER_AREA).reshape(-1)
-            feats.append(np.concatenate([seam, [np.mean(seam)], pooled]))
-        feats.append(np.array([np.log((gy.mean() + 1) / (gx.mean() + 1))]))
+            feats.append(np.concatenate([seam, [sum(seam) / len(seam)], pooled]))
+        feats.append(np.array([np.log((np.add.reduce(gy, axis=None) / gy.size + 1)
+                                      / (np.add.reduce(gx, axis=None) / gx.size + 1))]))
     feats.append(_stripe_uniformity(lab, m, W, ppm))
     return np.concatenate(feats).astype(np.float32)
 
@@ -519,18 +522,19 @@ def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.nd
         for s in range(3):
             r0 = m + s * W
             for lo, hi in ((r0 + 2, r0 + 6), (r0 + W - 6, r0 + W - 2)):
-                stripes.append(img[int(round(lo * ppm)):int(round(hi * ppm)), a0:a1].mean(axis=0))
+                band = img[int(round(lo * ppm)):int(round(hi * ppm)), a0:a1]
+                stripes.append(np.add.reduce(band, axis=0) / band.shape[0])  # (its mean)
     band = np.array(stripes)  # (12, length, 3)
-    dev = np.abs(band - np.median(band, axis=1, keepdims=True))
+    dev = np.abs(band - np.expand_dims(median_along(band, axis=1), 1))
     dev = dev[..., 0] + dev[..., 1] + dev[..., 2]  # (a sum over the last axis of three, written out: faster)
-    stats = np.stack([np.median(dev, axis=1), np.percentile(dev, 80, axis=1)], axis=1)  # (12, 2)
-    vals = stats.reshape(2, 3, 2, 2).mean(axis=2)  # (orientation, slot, statistic): the two edges averaged
+    stats = np.stack([median_along(dev, axis=1), np.percentile(dev, 80, axis=1)], axis=1)  # (12, 2)
+    vals = np.add.reduce(stats.reshape(2, 3, 2, 2), axis=2) / 2  # (orientation, slot, statistic): the two edges averaged
     out = [np.sort(vals[0, :, 0]), np.sort(vals[0, :, 1]), np.sort(vals[1, :, 0]), np.sort(vals[1, :, 1])]
     x_mad, x_p80, y_mad, y_p80 = out
-    scale = float(np.mean(np.concatenate(out))) + 1.0
+    scale = float(np.add.reduce(np.concatenate(out)) / 12) + 1.0
     return np.concatenate([x_mad / scale, x_p80 / scale, y_mad / scale, y_p80 / scale,
                            [(x_p80[0] - y_p80[0]) / scale, (x_mad[0] - y_mad[0]) / scale,
-                            (x_p80[:2].mean() - y_p80[:2].mean()) / scale]])
+                            (np.add.reduce(x_p80[:2]) / 2 - np.add.reduce(y_p80[:2]) / 2) / scale]])
 
 
 def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, zs: np.ndarray) -> np.ndarray:
@@ -570,7 +574,7 @@ def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
                                 flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT)
         rows = g[:, lo:hi].mean(axis=1)
         cols = g[lo:hi, :].mean(axis=0)
-        scale = float(np.median(np.concatenate([rows, cols]))) + 1.0
+        scale = float(median_along(np.concatenate([rows, cols]))) + 1.0
         sc = 0.0
         for prof in (rows, cols):
             for p in pos:

@@ -178,3 +178,25 @@ def test_patch_means_are_numpy_means():
     assert np.array_equal(pf._mean1(x > 20), (x > 20).mean(axis=1))
     y = rng.uniform(0, 50, (3, 25, 70)).astype(np.float32)
     assert np.array_equal(pf._mean1(y, axis=2), y.mean(axis=2))
+
+
+def test_medians_from_one_partition_are_numpy_medians():
+    from vision.patch_features import median_along
+
+    rng = np.random.default_rng(8)
+    for shape, axis in (((12, 75), 1), ((12, 74), 1), ((12, 75, 3), 1), ((166,), -1), ((5, 20, 10), 2)):
+        x = rng.uniform(0, 100, shape).astype(np.float32)
+        assert np.array_equal(median_along(x, axis), np.median(x, axis=axis))
+
+
+def test_the_pose_for_a_focal_length_is_the_homography_factored():
+    from vision.geometry import apply_h, intrinsics, look_at
+
+    cam = look_at(intrinsics(600.0, 640, 480), np.array([120.0, 90.0, 520.0]), np.array([140.0, 140.0, 0.0]), 12.0)
+    H = cam.plane_homography(0.0)
+    K, R, t = ph._pose_for_focal(H, 600.0, 640, 480)
+    assert np.allclose(R @ R.T, np.eye(3)) and np.linalg.det(R) > 0
+    assert np.allclose(R, cam.R, atol=1e-9) and np.allclose(t, cam.tvec, atol=1e-6)
+    pts = np.array([[0.0, 0.0], [280.0, 40.0], [140.0, 140.0]])
+    back = K @ np.column_stack([R[:, 0], R[:, 1], t])
+    assert np.allclose(apply_h(back, pts), apply_h(H, pts), atol=1e-6)
