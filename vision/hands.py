@@ -70,6 +70,8 @@ class ArmEntry:
     entry_deg: float
     # an arm as wide as two, split down its middle: each side's (entry_deg, tip_mm)
     halves: tuple[tuple[float, tuple[float, float]], ...] = ()
+    # it reaches the zone only through pieces of a hand cut off from it (`_join_ahead`)
+    by_pieces: bool = False
 
 
 def hand_plane_z(cfg: Mapping, z_top: float) -> float:
@@ -292,10 +294,17 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         if not np.linalg.norm(d) >= float(hc["direction_min_mm"]):
             d = E - c  # too little arm in view to say which way it points: towards the tower
         lines.append((E, d / (np.linalg.norm(d) + 1e-9)))
+    pieces = _join_ahead(hc, m, lab, stats, groups, lines)
+    groups = [(e, comps | extra) for (e, comps), extra in zip(groups, pieces)]
     reach = np.full(len(groups), np.inf)
     tips = [c.copy() for _ in groups]
     touch = np.zeros(len(groups), bool)
     tray_seen = np.zeros(len(groups), bool)
+    # the same without the joined pieces
+    reach0 = np.full(len(groups), np.inf)
+    touch0 = np.zeros(len(groups), bool)
+    tray0 = np.zeros(len(groups), bool)
+    owned0: list[list[np.ndarray]] = [[] for _ in groups]
     owned: list[list[np.ndarray]] = [[] for _ in groups]
     for k in set().union(*[comps for _, comps in groups]) if groups else ():
         mine = [j for j, (_, comps) in enumerate(groups) if k in comps]
@@ -316,12 +325,17 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             touch[j] |= bool(tower_k[own].any())
             tray_seen[j] |= bool((~m.table[sel])[own].any())
             owned[j].append(pts[own])
+            if k not in pieces[j]:
+                owned0[j].append(pts[own])
+                reach0[j] = min(reach0[j], float(cheb_k[t]))
+                touch0[j] |= bool(tower_k[own].any())
+                tray0[j] |= bool((~m.table[sel])[own].any())
     out: list[ArmEntry] = []
     for j, ((e, _), (E, u)) in enumerate(zip(groups, lines)):
         # the arm's width just inside where it comes in (the edge itself may be cut short by
         # the image's border or a marker)
         perp = np.array([-u[1], u[0]])
-        arm = np.concatenate(owned[j] + [e])
+        arm = np.concatenate(owned0[j] + [e])  # its width and halves from its own cells, not the pieces'
         along = (arm - E) @ u
         near = arm[(along <= g) & (along >= -float(hc["width_depth_mm"]))]
         across = (near - E) @ perp
@@ -329,10 +343,50 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         halves = ()
         if width >= float(hc["two_arm_width_mm"]):
             halves = _halves(hc, tray, arm, e, E, u, float(np.median(across)))
-        out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
-                            float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
-                            _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves))
+        arm_j = ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
+                         float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
+                         _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves)
+        if pieces[j]:
+            alone = replace(arm_j, reach_mm=float(reach0[j]), on_tower=bool(touch0[j]), on_tray=bool(tray0[j]))
+            arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
+        out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
+
+
+def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, groups: list[tuple[np.ndarray, set[int]]],
+                lines: list[tuple[np.ndarray, np.ndarray]]) -> list[set[int]]:
+    """Pieces of a hand cut off from its arm join the arm they lie ahead of (the nearest, if
+    several): blobs of at least `join_min_mm2` with no entry of their own, within `join_gap_mm`
+    of the arm's cells, within `join_corridor_mm` of its line and further in than its entry.
+    The twin's tray-coloured hands show their shaded fingers but not an evenly lit palm, so the
+    fingers were cut off from the arm seen on the table. Returns each arm's joined blob ids."""
+    gap = float(hc["join_gap_mm"])
+    pieces: list[set[int]] = [set() for _ in groups]
+    if gap <= 0 or not groups:
+        return pieces
+    g = m.cell_mm
+    used = set().union(*[comps for _, comps in groups])
+    loose = [k for k in range(1, len(stats)) if k not in used and stats[k, cv2.CC_STAT_AREA] * g * g >= float(hc["join_min_mm2"])]
+    if not loose:
+        return pieces
+    best: dict[int, tuple[float, int]] = {}  # loose blob -> (gap, arm): each piece joins the nearest arm
+    for j, ((e, comps), (E, u)) in enumerate(zip(groups, lines)):
+        mine = np.isin(lab, list(comps))
+        dist = cv2.distanceTransform((~mine).astype(np.uint8), cv2.DIST_L2, 3) * g
+        perp = np.array([-u[1], u[0]])
+        for k in loose:
+            sel = lab == k
+            if not sel.any():
+                continue
+            pts = m.xy[sel]
+            d = float(dist[sel].min())
+            if d > gap or np.abs((pts - E) @ perp).max() > float(hc["join_corridor_mm"]) or ((pts - E) @ u).max() > 0:
+                continue
+            if k not in best or d < best[k][0]:
+                best[k] = (d, j)
+    for k, (_, j) in best.items():
+        pieces[j].add(k)
+    return pieces
 
 
 def _halves(hc: Mapping, tray: Tray, arm: np.ndarray, e: np.ndarray, E: np.ndarray, u: np.ndarray,
@@ -410,9 +464,7 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     hc = cfg["hands"]
     m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains)
     hands: list[HandReading] = []
-    for a in arm_entries(cfg, tray, m):
-        if not reaches_zone(hc, a):
-            continue
+    for a in counted_arms(hc, arm_entries(cfg, tray, m)):
         if a.width_mm >= float(hc["two_arm_width_mm"]):  # two side by side, each from its own side of the arm
             looks = a.halves or ((a.entry_deg, a.tip_mm),) * 2
             for deg, tip in looks:
@@ -422,6 +474,16 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
         hands.append(HandReading(side=side_of(a.entry_deg), tip_mm=a.tip_mm, confidence=round(conf, 3),
                                  entry_deg=round(a.entry_deg, 1)))
     return tuple(hands)
+
+
+def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
+    """The arms whose hands are over the tower. One that reaches the zone only through a piece
+    cut off from it may bring a lone hand into the count, never make a second one: the piece
+    may be another hand's fingers, and a false "Uno!" is the worst error."""
+    arms = [a for a in arms if reaches_zone(hc, a)]
+    if len(arms) > 1:
+        arms = [a for a in arms if not a.by_pieces] or arms[:1]
+    return arms
 
 
 def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:

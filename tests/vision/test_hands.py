@@ -279,3 +279,54 @@ def test_an_arm_seen_only_against_the_table_counts_when_its_hand_comes_close():
     # over the tray the hand is placed at hand height and counts within one block length
     assert reaches_zone(hc, _arm(0.0, -200.0, 80.0, hc["reach_mm"] - 5))
     assert not reaches_zone(hc, _arm(0.0, -200.0, 80.0, hc["reach_mm"] + 5))
+
+
+def _grid_with(strips):
+    """A hand grid round the tower (5 mm cells, seen from straight above, nothing masked but the
+    tower): `strips` are (x0, x1, y0, y1) boxes of arm cells in tray mm."""
+    from vision.hands import HandMask
+
+    g, half = 5.0, 200.0
+    cx, cy = TRAY.tower_center
+    n = int(2 * half / g)
+    ii, jj = np.indices((n, n))
+    xy = np.stack([cx - half + g / 2 + g * jj, cy + half - g / 2 - g * ii], axis=-1).astype(float)
+    outside = np.zeros((n, n), bool)
+    outside[[0, -1], :] = outside[:, [0, -1]] = True
+    tower = (np.abs(xy - (cx, cy)).max(axis=-1) < TRAY.footprint_half + 6.0)
+    fg = np.zeros((n, n), bool)
+    for x0, x1, y0, y1 in strips:
+        fg |= (xy[..., 0] >= cx + x0) & (xy[..., 0] < cx + x1) & (xy[..., 1] >= cy + y0) & (xy[..., 1] < cy + y1)
+    known = ~outside & ~tower
+    fg &= known
+    return HandMask(fg, known, tower, outside, np.zeros((n, n), bool), xy, 0.0, g)
+
+
+def test_fingers_cut_off_from_their_arm_bring_the_hand_into_the_count():
+    """The twin's hands the colour of the tray show their shaded fingers but not the evenly lit
+    palm: the arm seen coming in stops short of the zone, the fingers lie ahead of it."""
+    from vision.hands import arm_entries, counted_arms
+
+    cfg = default_config()
+    hc = cfg["hands"]
+    arm = (-30.0, 30.0, -200.0, -115.0)          # from the south edge to 115 mm short of the centre
+    fingers = (-30.0, 30.0, -90.0, -50.0)        # a gap, then the fingers by the tower
+    assert counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm]))) == []
+    got = counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm, fingers])))
+    assert len(got) == 1 and got[0].by_pieces
+    # fingers off to the side of the arm's line are not its own
+    aside = (70.0, 110.0, -90.0, -50.0)
+    assert counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm, aside]))) == []
+
+
+def test_cut_off_fingers_never_make_a_second_hand():
+    """With another hand over the tower the fingers may be that hand's: the arm they would
+    bring in is not a second hand (a false "Uno!" is the worst error)."""
+    from vision.hands import arm_entries, counted_arms
+
+    cfg = default_config()
+    hc = cfg["hands"]
+    arm, fingers = (-30.0, 30.0, -200.0, -115.0), (-30.0, 30.0, -90.0, -50.0)
+    other = (-200.0, -40.0, -20.0, 20.0)         # a hand from the west onto the tower
+    got = counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm, fingers, other])))
+    assert len(got) == 1 and not got[0].by_pieces
