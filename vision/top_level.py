@@ -295,10 +295,10 @@ def tray_color(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray,
     if len(uv) < 5:
         return np.array(cfg["color"]["tray_ref_bgr"], dtype=np.float32)
     vals = img[uv[:, 1], uv[:, 0]].astype(np.float32)
-    bright = vals.sum(axis=1)
+    bright = vals[:, 0] + vals[:, 1] + vals[:, 2]  # (the sum over the three channels, written out: faster)
     q = float(cfg["color"]["tray_percentile"])
     sel = vals[bright >= np.percentile(bright, q)]
-    return np.median(sel, axis=0)
+    return median_along(sel, axis=0)
 
 
 def color_gains(cfg: Mapping, measured_bgr: np.ndarray) -> np.ndarray:

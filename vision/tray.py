@@ -44,6 +44,9 @@ def make_detector(cfg: Mapping) -> cv2.aruco.ArucoDetector:
     p.adaptiveThreshWinSizeMin = int(a.get("win_min", 5))
     p.adaptiveThreshWinSizeMax = int(a.get("win_max", 21))
     p.adaptiveThreshWinSizeStep = int(a.get("win_step", 16))
+    # outlines shorter than this fraction of the frame's larger side are not looked at as markers
+    # (noise makes hundreds of small quads; the kits' smallest marker is 0.19)
+    p.minMarkerPerimeterRate = float(a.get("min_perimeter_rate", 0.03))
     if a.get("subpix", True):
         p.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     d = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)

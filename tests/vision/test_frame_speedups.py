@@ -200,3 +200,12 @@ def test_the_pose_for_a_focal_length_is_the_homography_factored():
     pts = np.array([[0.0, 0.0], [280.0, 40.0], [140.0, 140.0]])
     back = K @ np.column_stack([R[:, 0], R[:, 1], t])
     assert np.allclose(apply_h(back, pts), apply_h(H, pts), atol=1e-6)
+
+
+def test_the_marker_detector_skips_outlines_far_smaller_than_a_tray_marker():
+    from vision.reader import default_config
+    from vision.tray import make_detector
+
+    det = make_detector(default_config())
+    assert abs(det.getDetectorParameters().minMarkerPerimeterRate - 0.1) < 1e-9
+    assert abs(make_detector({}).getDetectorParameters().minMarkerPerimeterRate - 0.03) < 1e-9  # OpenCV's own
