@@ -8,7 +8,8 @@ hand came from a seat's direction (error under 60 degrees). A false "two or more
 "Uno!" in the making) is worse than a missed one, so it is counted apart; and as the match loop
 decides the foul (`referee.loop.fusion.two_arms`: two arms entering at least 20 degrees apart),
 how many frames whose true arms are that far apart it would call, and how many frames with
-fewer than two hands it would wrongly call. Hands are timed on one thread.
+fewer than two hands it would wrongly call. Hands are timed on one thread. `--wrong` also lists
+the frames counted wrong (label, count, the arms' entry directions and the true ones), to look at.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
     n = exact = two = false_two = missed_two = uno_frames = uno_called = uno_false = 0
     errs: list[float] = []
     ms: list[float] = []
+    wrong: list[dict] = []
     for name, lab in kit.labels.items():
         img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
         if img is None:
@@ -77,6 +79,9 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
         ms.append((time.process_time() - t0) * 1000)
         n += 1
         exact += len(hands) == lab.hands
+        if len(hands) != lab.hands:
+            wrong.append({"image": name, "label": lab.hands, "counted": len(hands),
+                          "entry_deg": [h.entry_deg for h in hands], "true_deg": truth.get(name, [])})
         two += (len(hands) >= 2) == (lab.hands >= 2)
         false_two += len(hands) >= 2 and lab.hands < 2
         missed_two += len(hands) < 2 and lab.hands >= 2
@@ -93,7 +98,7 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
     out = {"kit": str(kit_path), "images": n, "hands_exact": exact / max(1, n), "two_hands_decision": two / max(1, n),
            "false_two_or_more": false_two, "missed_two_or_more": missed_two,
            "two_arms_called": f"{uno_called}/{uno_frames}", "two_arms_false": uno_false,
-           "hands_cpu_ms_median": float(np.median(ms)) if ms else float("nan")}
+           "hands_cpu_ms_median": float(np.median(ms)) if ms else float("nan"), "wrong": wrong}
     if errs:
         e = np.array(errs)
         out.update({"entry_matched": len(errs), "entry_err_median_deg": float(np.median(e)),
@@ -105,11 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("calibration")
     ap.add_argument("kits", nargs="+")
+    ap.add_argument("--wrong", action="store_true", help="also list the frames counted wrong, one a line")
     args = ap.parse_args(argv)
     pipe = load_pipeline(args.calibration)
     for k in args.kits:
         s = score_kit(pipe, k)
+        wrong = s.pop("wrong")
         print(json.dumps({a: (round(b, 3) if isinstance(b, float) else b) for a, b in s.items()}))
+        for w in wrong if args.wrong else ():
+            print("  " + json.dumps(w))
     return 0
 
 
