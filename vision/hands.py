@@ -208,7 +208,7 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     In log colour a shadow (or dimmer light) shifts all three channels alike, so what is left
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
-    colour of the tray in its own shadow is the case this cannot tell apart."""
+    colour of the tray in its own shadow is told apart only by its shading; evenly lit, not."""
     chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a
     # darker cell needs a larger colour change to count. But a shadow darkens the surface
