@@ -12,7 +12,7 @@ settle a reading), every "two hands" penalty and every collapse's loser. Remake 
 large change to the fusion: the readings were taken with the live referee's map as the height
 hint) with
 `stacko bench match --matches 21 --seed 101 --players 3 --max-turns 8 --skill mixed --workers 2 --record tests/loop/recorded`
-and, for more collapses, `stacko bench match --matches 4 --seed 122 --players 3 --max-turns 20 --skill careless --workers 2 --record tests/loop/recorded`.
+and, for more collapses, `stacko bench match --matches 4 --seed 122 --players 3 --max-turns 20 --skill careless --workers 2 --record tests/loop/recorded-long`.
 """
 
 from __future__ import annotations
