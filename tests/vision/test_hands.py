@@ -330,3 +330,18 @@ def test_cut_off_fingers_never_make_a_second_hand():
     other = (-200.0, -40.0, -20.0, 20.0)         # a hand from the west onto the tower
     got = counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm, fingers, other])))
     assert len(got) == 1 and not got[0].by_pieces
+
+
+def test_a_finger_crossing_beside_the_far_end_of_a_wide_entry_is_part_of_that_arm():
+    """A forearm crossing the edge at a slant has a long entry: a finger or its shadow crossing
+    just beyond its end is near the arm, however far from the middle of its entry."""
+    from dataclasses import replace
+
+    from vision.hands import _absorb_slivers
+
+    arm = replace(_arm(0.0, -200.0, 90.0, 90.0), edge_cells=np.array([[x, -200.0] for x in range(-100, 101, 5)], float))
+    finger = replace(_arm(130.0, -200.0, 20.0, 20.0, on_tower=True), edge_cells=np.array([[130.0, -200.0], [135.0, -200.0]]))
+    out = _absorb_slivers([arm, finger], min_width=40.0, near_mm=120.0)
+    assert len(out) == 1 and out[0].on_tower and out[0].reach_mm == 20.0
+    # without the cells (centres 130 mm apart) they would be two arms
+    assert len(_absorb_slivers([_arm(0.0, -200.0, 90.0, 90.0), _arm(130.0, -200.0, 20.0, 20.0)], 40.0, 120.0)) == 2
