@@ -255,6 +255,24 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
     return result
 
 
+def replay_figures(paths) -> dict:
+    """Issue #6's figures over recorded matches, replayed with the current fusion: turns, turns logged
+    right, turns called with no question ("seen"), questions put to the table, wrong calls (a turn the
+    referee logged on its own unlike the truth), release to call median and p95 (seconds; a replay
+    answers questions at once, so an asked turn counts until its question)."""
+    results = [replay_recording(p) for p in paths]
+    checks = [c for r in results for c in r.checks]
+    lat = sorted(x for r in results for x in r.release_latency_s)
+    return {
+        "matches": len(results), "turns": len(checks), "right": sum(c.agree for c in checks),
+        "alone": sum(c.how == "seen" and c.agree for c in checks),
+        "questions": sum(r.questions for r in results),
+        "wrong_calls": sum(c.how == "seen" and bool(c.logged) and not c.agree for c in checks),
+        "release_to_call_median_s": lat[len(lat) // 2] if lat else None,
+        "release_to_call_p95_s": lat[int(0.95 * len(lat))] if lat else None,
+    }
+
+
 def twin_footprint():
     """Where the twin's tower stands on its tray (the recordings are twin matches)."""
     from referee.loop.fusion import Footprint

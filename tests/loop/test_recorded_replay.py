@@ -80,3 +80,12 @@ def test_a_file_that_is_no_recording_is_refused_in_words(tmp_path):
     (tmp_path / "y.jsonl.gz").write_text("not gzip")
     with pytest.raises(RecordingError, match="cannot be read"):
         read_recording(tmp_path / "y.jsonl.gz")
+
+
+def test_issue_6s_figures_of_a_recorded_turn_seen_alone(tmp_path):
+    from referee.loop.recorded import replay_figures
+
+    figures = replay_figures([record_one_turn(tmp_path / "m.jsonl.gz")])
+    assert {k: figures[k] for k in ("matches", "turns", "right", "alone", "questions", "wrong_calls")} == \
+        {"matches": 1, "turns": 1, "right": 1, "alone": 1, "questions": 0, "wrong_calls": 0}
+    assert figures["release_to_call_median_s"] is not None and figures["release_to_call_median_s"] < 0.3
