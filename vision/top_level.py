@@ -179,8 +179,8 @@ def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: 
 
     A block lies a few mm off its slot and the found height moves the whole top by a few mm, so
     a crop fixed on the slot's centre cuts the glyph at its edges (most misread glyphs). The
-    search area (search_w_mm x search_h_mm round the slot's centre) is rectified at 1 px/mm, the
-    glyph found in it (`glyph_center`) and the crop cut round it. `jitter` (3x3, slot mm -> slot
+    search area (search_w_mm x search_h_mm round the slot's centre) is rectified at
+    locate_px_per_mm, the glyph found in it (`glyph_center`) and the crop cut round it. `jitter` (3x3, slot mm -> slot
     mm) moves the search area as a block a few mm or degrees off its slot would (calibration's
     augmentation)."""
     gc = cfg["glyph"]
@@ -191,14 +191,15 @@ def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: 
     H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ J
     dx = dy = 0.0
     if sw > cw or sh > ch:
-        ns = (int(round(sw)), int(round(sh)))
-        A1 = np.array([[1.0, 0, -ns[0] / 2], [0, 1.0, -ns[1] / 2], [0, 0, 1]])
+        lp = float(gc.get("locate_px_per_mm", 1.0))
+        ns = (int(round(sw * lp)), int(round(sh * lp)))
+        A1 = np.array([[1 / lp, 0, -sw / 2], [0, 1 / lp, -sh / 2], [0, 0, 1]])
         small = cv2.warpPerspective(img, H @ A1, ns, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                     borderMode=cv2.BORDER_REPLICATE)
-        c = glyph_center(cfg, small)
+        c = glyph_center(cfg, small, lp)
         if c is not None:
-            dx = min(max(c[0] - ns[0] / 2, -(sw - cw) / 2), (sw - cw) / 2)
-            dy = min(max(c[1] - ns[1] / 2, -(sh - ch) / 2), (sh - ch) / 2)
+            dx = min(max(c[0] - sw / 2, -(sw - cw) / 2), (sw - cw) / 2)
+            dy = min(max(c[1] - sh / 2, -(sh - ch) / 2), (sh - ch) / 2)
     n = (int(round(cw * ppm)), int(round(ch * ppm)))
     A = np.array([[1 / ppm, 0, dx - cw / 2], [0, 1 / ppm, dy - ch / 2], [0, 0, 1]])
     big = cv2.warpPerspective(img, H @ A, n, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
@@ -209,15 +210,14 @@ def glyph_ink(bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The glyph's ink as blobs: areas (k,) in px and centroids (k, 2) of the dark or coloured
     parts that the light glyph field encloses (that do not touch the crop's border).
 
-    The field is white or cream (light, little chroma) on every coloured block and the glyph is
-    printed in the block's colour, so "whiteness" (L minus chroma) split by Otsu separates field
-    from ink and block whatever the light; the block round the field touches the border, the
-    glyph does not."""
-    L, a, b = cv2.split(cv2.cvtColor(bgr, cv2.COLOR_BGR2Lab))
-    chroma = cv2.add(cv2.absdiff(a, 128), cv2.absdiff(b, 128))  # |a| + |b|: near enough to chroma here
-    w = cv2.blur(cv2.addWeighted(L, 100.0 / 255.0, chroma, -1.0, 128.0, dtype=cv2.CV_8U), (3, 3))
+    The field is white or cream and the glyph is printed in the block's colour, so the darkest
+    of the three channels (high only where all are: light and colourless) split by Otsu
+    separates field from ink and block whatever the light; the block round the field touches
+    the border, the glyph does not."""
+    b, g, r = cv2.split(bgr)
+    w = cv2.blur(cv2.min(cv2.min(b, g), r), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    _, _, stats, cent = cv2.connectedComponentsWithStats(dark, connectivity=4)
+    _, _, stats, cent = cv2.connectedComponentsWithStats(dark, connectivity=8)
     h, wd = dark.shape
     x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
     inner = (x > 0) & (y > 0) & (x + bw < wd) & (y + bh < h)
@@ -225,20 +225,21 @@ def glyph_ink(bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stats[inner, cv2.CC_STAT_AREA].astype(np.float64), cent[inner] + 0.5
 
 
-def glyph_center(cfg: Mapping, bgr: np.ndarray) -> tuple[float, float] | None:
-    """Where the glyph is in a search crop at 1 px/mm (x, y in px from its corner), or None
-    when too little ink is enclosed (a Wild's white W, a hand, a wrong height): the centre of
+def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple[float, float] | None:
+    """Where the glyph is in a search crop rectified at px_per_mm (x, y in mm from its corner),
+    or None when too little ink is enclosed (a Wild's white W, a hand, a wrong height): the centre of
     the ink nearest the crop's centre (a mean shift over the ink blobs with a Gaussian window of
     locate_sigma_mm, so a neighbour's glyph at the crop's edge does not pull it)."""
     area, cent = glyph_ink(bgr)
-    min_px = float(cfg["glyph"].get("locate_min_mm2", 8.0))
-    if area.sum() < min_px:
+    area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
+    min_mm2 = float(cfg["glyph"].get("locate_min_mm2", 8.0))
+    if area.sum() < min_mm2:
         return None
-    c = np.array([bgr.shape[1] / 2, bgr.shape[0] / 2])
+    c = np.array([bgr.shape[1] / 2, bgr.shape[0] / 2]) / px_per_mm
     s2 = 2 * float(cfg["glyph"].get("locate_sigma_mm", 8.0)) ** 2
     for _ in range(3):
         wgt = area * np.exp(-((cent - c) ** 2).sum(axis=1) / s2)
-        if wgt.sum() < 0.3 * min_px:
+        if wgt.sum() < 0.3 * min_mm2:
             return None
         c = wgt @ cent / wgt.sum()
     return float(c[0]), float(c[1])

@@ -74,3 +74,12 @@ def test_glyph_features_see_the_shape_not_the_blocks_colour_under_sensor_noise()
         same_glyph = np.linalg.norm(f(red, "1") - f(yellow, "1"))
         other_glyph = np.linalg.norm(f(red, "1") - f(red, "+"))
         assert same_glyph < 0.3 * other_glyph  # L and chroma HOG: about 0.8
+
+
+def test_the_glyph_centre_is_in_mm_whatever_the_search_crops_resolution():
+    cfg = default_config()
+    img = _block_with_glyph(5, -3)
+    fine = cv2.resize(img, None, fx=1.5, fy=1.5, interpolation=cv2.INTER_LINEAR)
+    c1, c15 = tl.glyph_center(cfg, img), tl.glyph_center(cfg, fine, 1.5)
+    assert c1 is not None and c15 is not None
+    assert abs(c1[0] - c15[0]) < 1.0 and abs(c1[1] - c15[1]) < 1.0
