@@ -37,23 +37,23 @@ def median_u8(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
 
 def medians_u8(values: np.ndarray, masks: Sequence[np.ndarray | None]) -> np.ndarray:
     """median_u8 of the same values under several masks at once (G, S, C). One histogram:
-    each value is counted in a bin of (patch, channel, value, which masks hold it), and each
-    mask's histogram is the sum of the bins it holds."""
+    each value is counted in a bin of (which masks hold it, patch, channel, value), and each
+    mask's histogram is the sum of the bins it holds. (Channels are put before pixels first, so
+    every step runs along the pixels, not along three channels.)"""
     S, N, C = values.shape
     real = [np.asarray(m).reshape(S, N) for m in masks if m is not None]
-    code = np.zeros((S, N), np.intp)
-    for b, m in enumerate(real):
-        code += m.astype(np.intp) << b
     nb = 1 << len(real)
-    key = ((np.arange(S, dtype=np.intp)[:, None, None] * C + np.arange(C, dtype=np.intp)) * 256 + values) * nb
-    key += code[..., None]
-    counts = np.bincount(key.reshape(-1), minlength=S * C * 256 * nb).reshape(S, C, 256, nb)
+    key = np.ascontiguousarray(values.transpose(0, 2, 1)).astype(np.intp)  # (S, C, N)
+    key += (np.arange(S * C, dtype=np.intp) * 256).reshape(S, C, 1)
+    for b, m in enumerate(real):
+        key += (m * ((S * C * 256) << b))[:, None, :]
+    counts = np.bincount(key.reshape(-1), minlength=nb * S * C * 256).reshape(nb, S, C, 256)
     hists, b = [], 0
     for m in masks:
         if m is None:
-            hists.append(counts.sum(axis=3))
+            hists.append(counts.sum(axis=0))
         else:
-            hists.append(counts[..., [k for k in range(nb) if k >> b & 1]].sum(axis=3))
+            hists.append(counts[[k for k in range(nb) if k >> b & 1]].sum(axis=0))
             b += 1
     cum = np.cumsum(np.stack(hists), axis=3)
     n = cum[..., -1:]
