@@ -206,23 +206,33 @@ def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: 
     return cv2.resize(big, (int(gc["width"]), int(gc["height"])), interpolation=cv2.INTER_AREA)
 
 
-def glyph_ink(bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The glyph's ink as blobs: areas (k,) in px and centroids (k, 2) of the dark or coloured
-    parts that the light glyph field encloses (that do not touch the crop's border).
+def _inner_blobs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Areas (k,) and centroids (k, 2) of a mask's blobs that do not touch its border."""
+    _, _, stats, cent = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    h, wd = mask.shape
+    x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+    inner = (x > 0) & (y > 0) & (x + bw < wd) & (y + bh < h)
+    inner[0] = False  # the background
+    return stats[inner, cv2.CC_STAT_AREA].astype(np.float64), cent[inner] + 0.5
+
+
+def glyph_ink(bgr: np.ndarray, min_px: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The glyph as blobs: areas (k,) in px and centroids (k, 2) of the dark or coloured parts
+    that the light glyph field encloses (that do not touch the crop's border).
 
     The field is white or cream and the glyph is printed in the block's colour, so the darkest
     of the three channels (high only where all are: light and colourless) split by Otsu
     separates field from ink and block whatever the light; the block round the field touches
-    the border, the glyph does not."""
+    the border, the glyph does not. When the ink found covers under `min_px` (a skip's ring
+    blurred into the block round the field), the glyph's counters are taken instead: the field
+    the ink encloses (the ring's inside)."""
     b, g, r = cv2.split(bgr)
     w = cv2.blur(cv2.min(cv2.min(b, g), r), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    _, _, stats, cent = cv2.connectedComponentsWithStats(dark, connectivity=8)
-    h, wd = dark.shape
-    x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    inner = (x > 0) & (y > 0) & (x + bw < wd) & (y + bh < h)
-    inner[0] = False  # the field itself
-    return stats[inner, cv2.CC_STAT_AREA].astype(np.float64), cent[inner] + 0.5
+    area, cent = _inner_blobs(dark)
+    if min_px > 0 and area.sum() < min_px:
+        area, cent = _inner_blobs(1 - dark)
+    return area, cent
 
 
 def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple[float, float] | None:
@@ -230,9 +240,9 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
     or None when too little ink is enclosed (a Wild's white W, a hand, a wrong height): the centre of
     the ink nearest the crop's centre (a mean shift over the ink blobs with a Gaussian window of
     locate_sigma_mm, so a neighbour's glyph at the crop's edge does not pull it)."""
-    area, cent = glyph_ink(bgr)
-    area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
     min_mm2 = float(cfg["glyph"].get("locate_min_mm2", 8.0))
+    area, cent = glyph_ink(bgr, min_mm2 * px_per_mm ** 2)
+    area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
     if area.sum() < min_mm2:
         return None
     c = np.array([bgr.shape[1] / 2, bgr.shape[0] / 2]) / px_per_mm

@@ -26,11 +26,20 @@ def test_the_glyph_is_found_where_its_ink_is_even_off_the_slots_centre():
         assert abs(c[0] - (24 + dx)) < 1.5 and abs(c[1] - (20 + dy)) < 1.5
 
 
-def test_no_enclosed_ink_gives_no_glyph_centre():
+def test_without_ink_the_glyph_is_where_the_field_is_enclosed():
+    # ink run into the block round the field (a skip's ring) leaves the field's inside to go by
     cfg = default_config()
-    plain = np.full((40, 48, 3), (40, 40, 200), np.uint8)
-    cv2.ellipse(plain, (24, 20), (17, 11), -20, 0, 360, (225, 240, 245), -1)  # an empty field
-    assert tl.glyph_center(cfg, plain) is None
+    field = np.full((40, 48, 3), (40, 40, 200), np.uint8)
+    cv2.ellipse(field, (30, 17), (12, 9), -20, 0, 360, (225, 240, 245), -1)
+    c = tl.glyph_center(cfg, field)
+    assert c is not None and abs(c[0] - 30.5) < 1.5 and abs(c[1] - 17.5) < 1.5
+
+
+def test_nothing_enclosed_gives_no_glyph_centre():
+    cfg = default_config()
+    band = np.full((40, 48, 3), (40, 40, 200), np.uint8)
+    band[12:28] = (225, 240, 245)  # a light band across the whole crop, nothing inside it
+    assert tl.glyph_center(cfg, band) is None
 
 
 def test_ink_the_field_does_not_enclose_is_not_the_glyph():
