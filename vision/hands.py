@@ -80,19 +80,100 @@ def hand_plane_z(cfg: Mapping, z_top: float) -> float:
     return float(z_top) + float(cfg["hands"]["plane_above_top_mm"])
 
 
+@dataclass(frozen=True)
+class _Grid:
+    """What the hand grid's cells are, whatever the frame: built once per tray, background and
+    grid settings (`_grid`). Arrays are read-only."""
+
+    tray: Tray
+    bg: object
+    n: int
+    A: np.ndarray          # cell -> tray mm (on the tray plane)
+    ii: np.ndarray         # (n, n) float64 row of each cell
+    jj: np.ndarray         # (n, n) float64 column
+    ground: np.ndarray     # (n, n, 2) each cell's centre, tray mm on the tray plane
+    design: np.ndarray     # (n * n, 6) float32: the light surface's terms at each cell (`colour_change`)
+    on_sheet: np.ndarray   # (n, n) bool: within the tray sheet (and its margin)
+    off_rim: np.ndarray    # (n, n) bool: beyond the tray's rim (the table band, where the image has it)
+    border: np.ndarray     # (n, n) bool: the grid's outer ring of cells
+    marker: np.ndarray     # (n, n) bool: a marker (padded) lies there
+    bg_bgr: np.ndarray | None   # (n, n, 3) float32: the learnt tray surface behind each cell, reference light
+    bg_missing: np.ndarray | None  # (n, n) bool: no learnt surface behind the cell
+    bg_missing_idx: np.ndarray | None  # flat indices of those cells
+
+
+_GRIDS: dict[tuple, _Grid] = {}
+_SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
+_ONES: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _grid(hc: Mapping, tray: Tray, bg) -> _Grid:
+    """The grid for this tray, background and these settings (built on first use: they are the
+    pipeline's, not the frame's; nothing of a frame is kept)."""
+    g = float(hc["cell_mm"])
+    margin = float(hc["tray_margin_mm"])
+    rim = float(hc["tray_rim_mm"])
+    band = float(hc["table_band_mm"])
+    pad = float(hc["marker_pad_mm"])
+    key = (id(tray), id(bg), g, margin, rim, band, pad)
+    got = _GRIDS.get(key)
+    if got is not None and got.tray is tray and got.bg is bg:
+        return got
+    cx, cy = tray.tower_center
+    x0, y0, x1, y1 = tray.extent()
+    half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
+    n = int(math.ceil(2 * half / g))
+    A = np.array([[g, 0, cx - half + g / 2], [0, -g, cy + half - g / 2], [0, 0, 1]])  # cell -> tray mm
+    ii, jj = np.indices((n, n), dtype=np.float64)
+    ground = np.stack([A[0, 2] + g * jj, A[1, 2] - g * ii], axis=-1)
+
+    def within(d: float) -> np.ndarray:
+        return (ground[..., 0] > x0 - d) & (ground[..., 0] < x1 + d) & (ground[..., 1] > y0 - d) & (ground[..., 1] < y1 + d)
+
+    border = np.zeros((n, n), bool)
+    border[[0, -1], :] = border[:, [0, -1]] = True
+    marker = np.zeros((n, n), bool)
+    for c in tray.markers.values():
+        lo, hi = c.min(axis=0) - pad, c.max(axis=0) + pad
+        marker |= (ground[..., 0] >= lo[0]) & (ground[..., 0] <= hi[0]) & (ground[..., 1] >= lo[1]) & (ground[..., 1] <= hi[1])
+    bg_bgr = bg_missing = bg_missing_idx = None
+    if bg is not None:
+        B = np.array([[bg.ppm, 0, -bg.x0 * bg.ppm], [0, -bg.ppm, bg.y1 * bg.ppm], [0, 0, 1]]) @ A
+        bg_bgr = cv2.warpPerspective(bg.bgr, B / B[2, 2], (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
+                                     borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan, np.nan, np.nan))
+        bg_missing = ~np.isfinite(bg_bgr).all(axis=-1)
+        bg_missing_idx = np.flatnonzero(bg_missing)
+    if len(_GRIDS) >= 8:
+        _GRIDS.clear()
+    design = _design(ground)
+    out = _Grid(tray, bg, n, A, ii, jj, ground, design, within(margin), ~within(rim), border, marker,
+                *(None if a is None else _readonly(a) for a in (bg_bgr, bg_missing, bg_missing_idx)))
+    for a in (A, ii, jj, ground, design, out.on_sheet, out.off_rim, border, marker):
+        _readonly(a)
+    _GRIDS[key] = out
+    return out
+
+
+def _ones(h: int, w: int) -> np.ndarray:
+    a = _ONES.get((h, w))
+    if a is None:
+        a = _ONES[(h, w)] = _readonly(np.ones((h, w), np.uint8))
+    return a
+
+
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
               bg=None, gains: np.ndarray | None = None) -> HandMask:
     """Rectify the tray onto a grid and mark the cells where the camera sees something else."""
     hc = cfg["hands"]
+    G = _grid(hc, tray, bg)
     g = float(hc["cell_mm"])
-    cx, cy = tray.tower_center
-    x0, y0, x1, y1 = tray.extent()
-    margin = float(hc["tray_margin_mm"])
-    rim = float(hc["tray_rim_mm"])
     band = float(hc["table_band_mm"])
-    half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
-    n = int(math.ceil(2 * half / g))
-    A = np.array([[g, 0, cx - half + g / 2], [0, -g, cy + half - g / 2], [0, 0, 1]])  # cell -> tray mm
+    n, A, ii, jj = G.n, G.A, G.ii, G.jj
     if not math.isfinite(float(z_top)):
         z_top = 0.0  # no height found: the hands are looked for as if the tower were flat
     z = hand_plane_z(cfg, z_top)
@@ -101,94 +182,127 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     h, w = img.shape[:2]
     warped = cv2.warpPerspective(img, M, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                  borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-    in_img = cv2.warpPerspective(np.ones((h - 2, w - 2), np.uint8), np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]]) @ M,
-                                 (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).astype(bool)
-    ii, jj = np.indices((n, n), dtype=np.float64)
-    ground = np.stack([A[0, 2] + g * jj, A[1, 2] - g * ii], axis=-1)
-
-    def within(d: float) -> np.ndarray:
-        return (ground[..., 0] > x0 - d) & (ground[..., 0] < x1 + d) & (ground[..., 1] > y0 - d) & (ground[..., 1] < y1 + d)
-
-    on_sheet = within(margin)
+    in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
+                                 (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
+    on_sheet = G.on_sheet
     # the table round the tray (its own colour, this frame's median): arms cross it on their way in
     # and a tall tower's hands may show only there. The tray's rim between is left out.
-    table = ~within(rim) & in_img if band > 0 else np.zeros((n, n), bool)
-    border = np.zeros((n, n), bool)
-    border[[0, -1], :] = border[:, [0, -1]] = True
-    outside = ~in_img | (border if band > 0 else ~on_sheet)
-    marker = np.zeros((n, n), bool)
-    pad = float(hc["marker_pad_mm"])
-    for c in tray.markers.values():
-        lo, hi = c.min(axis=0) - pad, c.max(axis=0) + pad
-        marker |= (ground[..., 0] >= lo[0]) & (ground[..., 0] <= hi[0]) & (ground[..., 1] >= lo[1]) & (ground[..., 1] <= hi[1])
+    table = G.off_rim & in_img if band > 0 else np.zeros((n, n), bool)
+    outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     # where something seen against a tray cell would be if it were at hand height
     if reg.camera.center[2] < z + float(hc["plane_below_camera_mm"]):
         z = 0.0  # a camera pose that puts the lens near the hands is off (no focal length learnt)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
+    xy = np.empty((n, n, 2))
     den = P[2, 0] * jj + P[2, 1] * ii + P[2, 2]
-    xy = np.stack([(P[0, 0] * jj + P[0, 1] * ii + P[0, 2]) / den, (P[1, 0] * jj + P[1, 1] * ii + P[1, 2]) / den], axis=-1)
+    np.divide(P[0, 0] * jj + P[0, 1] * ii + P[0, 2], den, out=xy[..., 0])
+    np.divide(P[1, 0] * jj + P[1, 1] * ii + P[1, 2], den, out=xy[..., 1])
     gains = gains if gains is not None else np.ones(3, np.float32)
     if bg is not None:  # the learnt tray surface behind every cell, in this frame's light
-        B = np.array([[bg.ppm, 0, -bg.x0 * bg.ppm], [0, -bg.ppm, bg.y1 * bg.ppm], [0, 0, 1]]) @ A
-        exp = cv2.warpPerspective(bg.bgr, B / B[2, 2], (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
-                                  borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan, np.nan, np.nan))
-        exp /= np.asarray(gains, np.float32)
-        missing = ~np.isfinite(exp).all(axis=-1)
-        exp[missing] = np.asarray(tray_bgr, np.float32)
+        g32 = np.asarray(gains, np.float32)
+        exp = G.bg_bgr / g32
+        if all(math.isfinite(v) and abs(v) >= 1e-30 for v in g32.tolist()):
+            missing_idx = G.bg_missing_idx  # dividing by such gains keeps every finite cell finite
+        else:
+            missing_idx = np.flatnonzero(~np.isfinite(exp).all(axis=-1))
+        exp.reshape(-1, 3)[missing_idx] = np.asarray(tray_bgr, np.float32)
     else:
         exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), (n, n, 3)).copy()
     tower = _tower_cells(hc, tray, reg, M, z_top, n)
     table &= ~tower
-    if table.sum() >= 30:
-        exp[table] = np.median(warped[table], axis=0)
-    known = ((on_sheet & in_img) | table) & ~marker & ~tower
+    if np.count_nonzero(table) >= 30:
+        exp[table] = _median_rows(warped[table])
+    known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
     # the table and the tray are lit differently: each gets its own light surface
-    fg = _not_tray(hc, warped, exp, [known & ~table, known & table], ground) & known
+    fg = _not_tray(hc, warped, exp, [known & ~table, known & table], G.ground, G.design) & known
     k = int(hc["open_cells"])
     if k > 1:
-        fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)
+        fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
     return HandMask(fg, known, tower, outside, table, xy, z, g)
 
 
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
-                  rounds: int = 2) -> tuple[np.ndarray, np.ndarray]:
+                  rounds: int = 2, design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(chroma, shift) of the cells of each region against the bare surface behind them, room
     light taken out (cells in no region: 0, 0).
 
     Log colour difference per channel, minus a quadratic surface over the region fitted to its
     cells (robustly: most of it is bare): that removes a light gradient, a lamp's fall-off and a
     colour cast the global gains missed. What remains: `shift`, the mean log brightness change (a
-    shadow makes it negative, keeping the colour), and `chroma`, the mean absolute colour change."""
+    shadow makes it negative, keeping the colour), and `chroma`, the mean absolute colour change.
+    `design`: `_design(xy)`, if already made (it depends on the grid only)."""
     n = px.shape[0] * px.shape[1]
     chroma = np.zeros(n, np.float32)
     shift = np.zeros(n, np.float32)
-    q0 = xy.reshape(-1, 2)
-    q0 = ((q0 - q0.mean(axis=0)) / 100.0).astype(np.float32)
+    if design is None:
+        design = _design(xy)
+    px3, ref3 = px.reshape(-1, 3), ref.reshape(-1, 3)
     for region in regions:
-        idx = np.flatnonzero(region.ravel())
+        idx = np.flatnonzero(region)
         if len(idx) == 0:
             continue
-        d = cv2.log(px.reshape(-1, 3)[idx].astype(np.float32) + 4.0) - cv2.log(ref.reshape(-1, 3)[idx].astype(np.float32) + 4.0)
-        q = q0[idx]
-        X = np.empty((len(idx), 6), np.float32)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
-        X[:, 0] = 1.0
-        X[:, 1:3] = q
-        X[:, 3:5] = q * q
-        X[:, 5] = q[:, 0] * q[:, 1]
+        d = cv2.log(px3[idx].astype(np.float32, copy=False) + 4.0) - cv2.log(ref3[idx].astype(np.float32, copy=False) + 4.0)
+        X = design[idx]  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
         if len(idx) >= 90:
             Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
             coef = np.zeros((6, 3), np.float32)
-            coef[0] = np.median(Df, axis=0)
+            coef[0] = _median_rows(Df)
             for _ in range(rounds):
-                inl = np.abs(Df - Xf @ coef).max(axis=1) < trim
-                if inl.sum() < 30:
+                r = np.abs(Df - Xf @ coef)
+                inl = (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)  # the largest of the three under trim
+                if np.count_nonzero(inl) < 30:
                     break
                 coef = _least_squares(Xf[inl], Df[inl])
             d = d - X @ coef
-        sh = d.mean(axis=1)
+        # means over the three channels written out (NumPy's reduction over a last axis of three
+        # costs several times the arithmetic; the same sums in the same order)
+        sh = (d[:, 0] + d[:, 1] + d[:, 2]) / 3
         shift[idx] = sh
-        chroma[idx] = np.abs(d - sh[:, None]).mean(axis=1)
+        a = np.abs(d - sh[:, None])
+        chroma[idx] = (a[:, 0] + a[:, 1] + a[:, 2]) / 3
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+
+
+def _design(xy: np.ndarray) -> np.ndarray:
+    """(cells, 6) float32: 1, x, y, x^2, y^2, xy of each cell's position (centred on the grid's
+    mean, per 100 mm): the terms of `colour_change`'s light surface."""
+    q0 = xy.reshape(-1, 2)
+    q0 = ((q0 - q0.mean(axis=0)) / 100.0).astype(np.float32)
+    X = np.empty((len(q0), 6), np.float32)
+    X[:, 0] = 1.0
+    X[:, 1:3] = q0
+    X[:, 3:5] = q0 * q0
+    X[:, 5] = q0[:, 0] * q0[:, 1]
+    return X
+
+
+def _median_rows(a: np.ndarray) -> np.ndarray:
+    """np.median(a, axis=0) of a 2-D array (the same values, NaN included), without its per-call
+    overhead: the middle order statistics by one partition."""
+    n = a.shape[0]
+    if n == 0:
+        return np.median(a, axis=0)
+    h = n // 2
+    p = np.ascontiguousarray(a.T)
+    p.partition([h - 1, h, n - 1] if n % 2 == 0 else [h, n - 1], axis=1)
+    m = p[:, h].copy() if n % 2 else (p[:, h - 1] + p[:, h]) / 2
+    nan = np.isnan(p[:, n - 1])  # NaN sorts last: np.median gives NaN
+    if nan.any():
+        m[nan] = np.nan
+    return m
+
+
+def _median1(a: np.ndarray):
+    """np.median of a 1-D array (the same value), without its per-call overhead."""
+    n = len(a)
+    if n == 0:
+        return np.median(a)
+    h = n // 2
+    p = np.array(a)
+    p.partition([h - 1, h, n - 1] if n % 2 == 0 else [h, n - 1])
+    if np.isnan(p[n - 1]):
+        return p.dtype.type(np.nan)
+    return p[h] if n % 2 else (p[h - 1] + p[h]) / 2
 
 
 def _least_squares(X: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -207,22 +321,23 @@ def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
     out = np.zeros(a.shape, np.float32)
     for region in regions:
         w = region.astype(np.float32)
-        v = np.where(region, a, 0).astype(np.float32)
+        v = np.where(region, a, 0).astype(np.float32, copy=False)
         n = np.maximum(cv2.boxFilter(w, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT), 1.0)
         mu = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT) / n
         m2 = cv2.boxFilter(v * v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT) / n
-        out[region] = np.sqrt(np.maximum(m2 - mu * mu, 0.0))[region]
+        np.copyto(out, np.sqrt(np.maximum(m2 - mu * mu, 0.0)), where=region)
     return out
 
 
-def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray) -> np.ndarray:
+def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
+              design: np.ndarray | None = None) -> np.ndarray:
     """Cells (of the regions) whose colour is not that of the surface behind them.
 
     In log colour a shadow (or dimmer light) shifts all three channels alike, so what is left
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not."""
-    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]))
+    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), design=design)
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a
     # darker cell needs a larger colour change to count. But a shadow darkens the surface
     # evenly, while a hand the tray's colour is shaded (fingers are round, the palm's edges
@@ -237,9 +352,19 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     # from its own region's scatter (most of a region is bare, so its median is the scatter)
     k = float(hc["noise_k"])
     for region in regions:
-        if k > 0 and region.sum() >= 30:
-            need[region] = np.maximum(need[region], k * float(np.median(chroma[region])))
+        if k > 0 and np.count_nonzero(region) >= 30:
+            np.maximum(need, k * float(_median1(chroma[region])), out=need, where=region)
     return (chroma > need) | (shift < math.log(float(hc["dark"]))) | (shift > math.log(float(hc["bright"])))
+
+
+_KERNELS: dict[int, np.ndarray] = {}
+
+
+def _kernel(k: int) -> np.ndarray:
+    a = _KERNELS.get(k)
+    if a is None:
+        a = _KERNELS[k] = _readonly(np.ones((k, k), np.uint8))
+    return a
 
 
 def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_top: float, n: int) -> np.ndarray:
@@ -256,6 +381,64 @@ def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_to
     return mask.astype(bool)
 
 
+class _Blobs:
+    """The cells of each blob of a labelled grid (flat indices, in row order, and their points on
+    the hand plane), each blob's found once: the same cells `m.xy[lab == k]` gives."""
+
+    def __init__(self, lab: np.ndarray, xy: np.ndarray):
+        self.flat = lab.ravel()
+        self.xy = xy.reshape(-1, 2)
+        self._got: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __call__(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        got = self._got.get(k)
+        if got is None:
+            i = np.flatnonzero(self.flat == k)
+            got = self._got[k] = (i, self.xy[i])
+        return got
+
+
+def _cheb(pts: np.ndarray, c: np.ndarray, half: float) -> np.ndarray:
+    """Chebyshev distance (mm) of points outside the footprint of half-side `half` round c
+    (np.abs(pts - c).max(axis=1) - half, written out)."""
+    return np.maximum(np.abs(pts[:, 0] - c[0]), np.abs(pts[:, 1] - c[1])) - half
+
+
+def _norms(v: np.ndarray) -> np.ndarray:
+    """np.linalg.norm(v, axis=1) of (N, 2) vectors (the same sums), without its overhead."""
+    s = v * v
+    return np.sqrt(s[:, 0] + s[:, 1])
+
+
+def _mean0(a: np.ndarray) -> np.ndarray:
+    """a.mean(axis=0) (the same sum and division), without its overhead."""
+    return np.add.reduce(a, axis=0) / a.shape[0]
+
+
+def _percentiles(a: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """np.percentile(a, q) for each q of a 1-D float array (linear method; the same arithmetic),
+    from one sort instead of one call each."""
+    n = len(a)
+    if n == 0 or a.dtype != np.float64:
+        return [float(np.percentile(a, q)) for q in qs]
+    s = np.sort(a)
+    if np.isnan(s[-1]):
+        return [math.nan for _ in qs]
+    out = []
+    for q in qs:
+        q = q / 100
+        v = (n - 1) * q  # numpy's virtual index (linear method)
+        lo = hi = n - 1 if v >= n - 1 else 0
+        if 0 <= v < n - 1:
+            lo = math.floor(v)
+            hi = lo + 1
+        t = v - (-1 if v >= n - 1 else lo)  # numpy's weight (it does not matter where lo == hi)
+        x0, x1 = float(s[lo]), float(s[hi])
+        diff = x1 - x0
+        out.append(x1 - diff * (1 - t) if t >= 0.5 else x0 + diff * t)
+    return out
+
+
 def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     """Every arm that comes in over the tray's edge, with how far in its hand reaches."""
     hc = cfg["hands"]
@@ -268,31 +451,35 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     fg8 = (m.fg | (holes & grown)).astype(np.uint8)
     ncomp, lab, stats, _ = cv2.connectedComponentsWithStats(fg8, connectivity=8)
     lab = np.where(m.fg, lab, 0)
+    blob = _Blobs(lab, m.xy)
     # the band of known cells next to where arms come from (beyond the table band or the image;
     # without a table band, off the sheet or a marker they cover)
     # (an arm the colour of the table is seen from where it crosses the tray's rim instead)
     ec = int(hc["edge_cells"])
-    edge = cv2.dilate(m.outside.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known
-    rim = cv2.dilate(holes.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known
-    near_tower = cv2.dilate(m.tower.astype(np.uint8), _K3, iterations=2).astype(bool)
-    cheb = np.abs(m.xy - c).max(axis=-1) - tray.footprint_half
+    edge = (cv2.dilate(m.outside.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
+    rim = (cv2.dilate(holes.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
+    near_tower = cv2.dilate(m.tower.astype(np.uint8), _K3, iterations=2).astype(bool).ravel()
+    table = m.table.ravel()
+    half = tray.footprint_half
     min_area = float(hc["min_area_mm2"]) / (g * g)
     runs: list[tuple[np.ndarray, set[int]]] = []  # (edge cells, blobs they belong to)
     for k in range(1, ncomp):
         if stats[k, cv2.CC_STAT_AREA] < min_area:
             continue
-        comp = lab == k
-        ent = comp & edge
-        if not ent.any():
-            ent = comp & rim
-        if not ent.any():
+        i, pts = blob(k)
+        at = edge[i]
+        if not at.any():
+            at = rim[i]
+        if not at.any():
             continue  # not connected to an arm from outside (tower sides, stray blocks, noise)
         # separate entries: pieces of the edge band this blob touches, small gaps bridged
-        nrun, rl = cv2.connectedComponents(cv2.dilate(ent.astype(np.uint8), _K3, iterations=int(hc["merge_gap_cells"])),
+        ent = np.zeros(lab.size, np.uint8)
+        ent[i[at]] = 1
+        nrun, rl = cv2.connectedComponents(cv2.dilate(ent.reshape(lab.shape), _K3, iterations=int(hc["merge_gap_cells"])),
                                            connectivity=8)
-        rl = np.where(ent, rl, 0)
+        rl_at, e_all = rl.ravel()[i[at]], pts[at]
         for r in range(1, nrun):
-            e = m.xy[rl == r]
+            e = e_all[rl_at == r]
             if len(e) * g >= float(hc["min_entry_mm"]):
                 runs.append((e, {k}))
     # entries close together are one arm (fingers seen apart, an edge split by a marker), even
@@ -300,14 +487,14 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     groups = _merge_close(runs, float(hc["same_arm_mm"]))
     lines = []
     for e, comps in groups:
-        E = e.mean(axis=0)
-        pts = np.concatenate([m.xy[lab == k] for k in comps])
-        near = pts[np.linalg.norm(pts - E, axis=1) < float(hc["direction_mm"])]
-        d = E - near.mean(axis=0) if len(near) else np.zeros(2)
+        E = _mean0(e)
+        pts = np.concatenate([blob(k)[1] for k in comps])
+        near = pts[_norms(pts - E) < float(hc["direction_mm"])]
+        d = E - _mean0(near) if len(near) else np.zeros(2)
         if not np.linalg.norm(d) >= float(hc["direction_min_mm"]):
             d = E - c  # too little arm in view to say which way it points: towards the tower
         lines.append((E, d / (np.linalg.norm(d) + 1e-9)))
-    pieces = _join_ahead(hc, m, lab, stats, groups, lines)
+    pieces = _join_ahead(hc, m, lab, stats, groups, lines, blob)
     groups = [(e, comps | extra) for (e, comps), extra in zip(groups, pieces)]
     reach = np.full(len(groups), np.inf)
     tips = [c.copy() for _ in groups]
@@ -321,28 +508,35 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     owned: list[list[np.ndarray]] = [[] for _ in groups]
     for k in set().union(*[comps for _, comps in groups]) if groups else ():
         mine = [j for j, (_, comps) in enumerate(groups) if k in comps]
-        sel = lab == k
-        pts, cheb_k, tower_k = m.xy[sel], cheb[sel], near_tower[sel]
+        i, pts = blob(k)
+        cheb_k, tower_k, tray_k = _cheb(pts, c, half), near_tower[i], ~table[i]
         if len(mine) == 1:
-            owner = np.zeros(len(pts), int)
+            owner = None
         else:  # each blob cell belongs to the arm whose line passes nearest
             owner = np.stack([np.abs((pts - lines[j][0]) @ np.array([-lines[j][1][1], lines[j][1][0]]))
                               + np.maximum(0, (pts - lines[j][0]) @ lines[j][1]) for j in mine]).argmin(axis=0)
-        for i, j in enumerate(mine):
-            own = owner == i
-            if not own.any():
-                continue
-            t = int(np.argmin(np.where(own, cheb_k, np.inf)))
+        for o, j in enumerate(mine):
+            if owner is None:  # all of it
+                if not len(pts):
+                    continue
+                t = int(np.argmin(cheb_k))
+                pts_j, on_tower, on_tray = pts, bool(tower_k.any()), bool(tray_k.any())
+            else:
+                own = owner == o
+                if not own.any():
+                    continue
+                t = int(np.argmin(np.where(own, cheb_k, np.inf)))
+                pts_j, on_tower, on_tray = pts[own], bool(tower_k[own].any()), bool(tray_k[own].any())
             if cheb_k[t] < reach[j]:
                 reach[j], tips[j] = cheb_k[t], pts[t]
-            touch[j] |= bool(tower_k[own].any())
-            tray_seen[j] |= bool((~m.table[sel])[own].any())
-            owned[j].append(pts[own])
+            touch[j] |= on_tower
+            tray_seen[j] |= on_tray
+            owned[j].append(pts_j)
             if k not in pieces[j]:
-                owned0[j].append(pts[own])
+                owned0[j].append(pts_j)
                 reach0[j] = min(reach0[j], float(cheb_k[t]))
-                touch0[j] |= bool(tower_k[own].any())
-                tray0[j] |= bool((~m.table[sel])[own].any())
+                touch0[j] |= on_tower
+                tray0[j] |= on_tray
     out: list[ArmEntry] = []
     for j, ((e, _), (E, u)) in enumerate(zip(groups, lines)):
         # the arm's width just inside where it comes in (the edge itself may be cut short by
@@ -352,10 +546,11 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         along = (arm - E) @ u
         near = arm[(along <= g) & (along >= -float(hc["width_depth_mm"]))]
         across = (near - E) @ perp
-        width = float(np.percentile(across, 97) - np.percentile(across, 3) + g)
+        p3, p97 = _percentiles(across, (3, 97))
+        width = float(p97 - p3 + g)
         halves = ()
         if width >= float(hc["two_arm_width_mm"]):
-            halves = _halves(hc, tray, arm, e, E, u, float(np.median(across)))
+            halves = _halves(hc, tray, arm, e, E, u, float(_median1(across)))
         arm_j = ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
                          float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
                          _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves, edge_cells=e)
@@ -367,7 +562,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
 
 
 def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, groups: list[tuple[np.ndarray, set[int]]],
-                lines: list[tuple[np.ndarray, np.ndarray]]) -> list[set[int]]:
+                lines: list[tuple[np.ndarray, np.ndarray]], blob: _Blobs | None = None) -> list[set[int]]:
     """Pieces of a hand cut off from its arm join the arm they lie ahead of (the nearest, if
     several): blobs of at least `join_min_mm2` with no entry of their own, within `join_gap_mm`
     of the arm's cells, within `join_corridor_mm` of its line and further in than its entry.
@@ -382,18 +577,19 @@ def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, gr
     loose = [k for k in range(1, len(stats)) if k not in used and stats[k, cv2.CC_STAT_AREA] * g * g >= float(hc["join_min_mm2"])]
     if not loose:
         return pieces
+    blob = blob or _Blobs(lab, m.xy)
+    loose = [(k, *blob(k)) for k in loose]
+    loose = [(k, i, pts) for k, i, pts in loose if len(i)]
     best: dict[int, tuple[float, int]] = {}  # loose blob -> (gap, arm): each piece joins the nearest arm
+    corridor = float(hc["join_corridor_mm"])
     for j, ((e, comps), (E, u)) in enumerate(zip(groups, lines)):
-        mine = np.isin(lab, list(comps))
-        dist = cv2.distanceTransform((~mine).astype(np.uint8), cv2.DIST_L2, 3) * g
+        ours = np.zeros(len(stats), bool)
+        ours[list(comps)] = True
+        dist = (cv2.distanceTransform((~ours[lab]).view(np.uint8), cv2.DIST_L2, 3) * g).ravel()
         perp = np.array([-u[1], u[0]])
-        for k in loose:
-            sel = lab == k
-            if not sel.any():
-                continue
-            pts = m.xy[sel]
-            d = float(dist[sel].min())
-            if d > gap or np.abs((pts - E) @ perp).max() > float(hc["join_corridor_mm"]) or ((pts - E) @ u).max() > 0:
+        for k, i, pts in loose:
+            d = float(dist[i].min())
+            if d > gap or np.abs((pts - E) @ perp).max() > corridor or ((pts - E) @ u).max() > 0:
                 continue
             if k not in best or d < best[k][0]:
                 best[k] = (d, j)
@@ -415,20 +611,28 @@ def _halves(hc: Mapping, tray: Tray, arm: np.ndarray, e: np.ndarray, E: np.ndarr
         edge = e[side * ((e - E) @ perp - middle) >= 0]
         if len(mine) < 3:
             return ()
-        Eh = edge.mean(axis=0) if len(edge) else mine[np.argmax((mine - E) @ u)]
-        near = mine[np.linalg.norm(mine - Eh, axis=1) < float(hc["direction_mm"])]
-        d = Eh - near.mean(axis=0) if len(near) else np.zeros(2)
+        Eh = _mean0(edge) if len(edge) else mine[np.argmax((mine - E) @ u)]
+        near = mine[_norms(mine - Eh) < float(hc["direction_mm"])]
+        d = Eh - _mean0(near) if len(near) else np.zeros(2)
         d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
-        tip = mine[np.argmin(np.abs(mine - c).max(axis=1))]
+        tip = mine[np.argmin(_cheb(mine, c, 0.0))]
         out.append((_entry_deg(Eh - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
     return tuple(out)
+
+
+def _min_dist(a: np.ndarray, b: np.ndarray) -> float:
+    """The smallest distance between points of a and of b ((N, 2), (M, 2)): the same as
+    np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1)).min() (the root of the least sum)."""
+    dx = a[:, 0, None] - b[None, :, 0]
+    dy = a[:, 1, None] - b[None, :, 1]
+    return float(np.sqrt((dx * dx + dy * dy).min()))
 
 
 def _entry_gap(a: ArmEntry, b: ArmEntry) -> float:
     """How far apart two entries are: their nearest cells (a wide arm's entry is long)."""
     if a.edge_cells is None or b.edge_cells is None:
         return math.dist(a.entry_mm, b.entry_mm)
-    return float(np.sqrt(((a.edge_cells[:, None, :] - b.edge_cells[None, :, :]) ** 2).sum(-1)).min())
+    return _min_dist(a.edge_cells, b.edge_cells)
 
 
 def _absorb_slivers(arms: list[ArmEntry], min_width: float, near_mm: float) -> list[ArmEntry]:
@@ -457,8 +661,7 @@ def _merge_close(runs: list[tuple[np.ndarray, set[int]]], gap_mm: float) -> list
         merged = False
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
-                dmin = np.sqrt(((runs[i][0][:, None, :] - runs[j][0][None, :, :]) ** 2).sum(-1)).min()
-                if dmin < gap_mm:
+                if _min_dist(runs[i][0], runs[j][0]) < gap_mm:
                     e, comps = runs.pop(j)
                     runs[i] = (np.concatenate([runs[i][0], e]), runs[i][1] | comps)
                     merged = True
