@@ -24,7 +24,6 @@ import cv2
 import numpy as np
 
 from referee.observations import HandReading
-from vision.geometry import apply_h
 from vision.kit import Tray
 from vision.tray import Registration
 
@@ -193,10 +192,13 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     if reg.camera.center[2] < z + float(hc["plane_below_camera_mm"]):
         z = 0.0  # a camera pose that puts the lens near the hands is off (no focal length learnt)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
+    # (P[r, 0] * jj + P[r, 1] * ii + P[r, 2]): the products taken once per column and once per
+    # row (the same numbers in every row / column), then summed in the same order
+    j1, i1 = jj[:1, :], ii[:, :1]
     xy = np.empty((n, n, 2))
-    den = P[2, 0] * jj + P[2, 1] * ii + P[2, 2]
-    np.divide(P[0, 0] * jj + P[0, 1] * ii + P[0, 2], den, out=xy[..., 0])
-    np.divide(P[1, 0] * jj + P[1, 1] * ii + P[1, 2], den, out=xy[..., 1])
+    den = P[2, 0] * j1 + P[2, 1] * i1 + P[2, 2]
+    np.divide(P[0, 0] * j1 + P[0, 1] * i1 + P[0, 2], den, out=xy[..., 0])
+    np.divide(P[1, 0] * j1 + P[1, 1] * i1 + P[1, 2], den, out=xy[..., 1])
     gains = gains if gains is not None else np.ones(3, np.float32)
     if bg is not None:  # the learnt tray surface behind every cell, in this frame's light
         g32 = np.asarray(gains, np.float32)
@@ -210,8 +212,9 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), (n, n, 3)).copy()
     tower = _tower_cells(hc, tray, reg, M, z_top, n)
     table &= ~tower
-    if np.count_nonzero(table) >= 30:
-        exp[table] = _median_rows(warped[table])
+    on_table = np.flatnonzero(table)
+    if len(on_table) >= 30:
+        exp.reshape(-1, 3)[on_table] = _median_rows(warped.reshape(-1, 3)[on_table])
     known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
     # the table and the tray are lit differently: each gets its own light surface
     fg = _not_tray(hc, warped, exp, [known & ~table, known & table], G.ground, G.design) & known
@@ -247,12 +250,15 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
             Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
             coef = np.zeros((6, 3), np.float32)
             coef[0] = _median_rows(Df)
+            Xf64 = Df64 = None
             for _ in range(rounds):
                 r = np.abs(Df - Xf @ coef)
                 inl = (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)  # the largest of the three under trim
                 if np.count_nonzero(inl) < 30:
                     break
-                coef = _least_squares(Xf[inl], Df[inl])
+                if Xf64 is None:  # converted once, not each round
+                    Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
+                coef = _least_squares(Xf, Df, inl, Xf64, Df64)
             d = d - X @ coef
         # means over the three channels written out (NumPy's reduction over a last axis of three
         # costs several times the arithmetic; the same sums in the same order)
@@ -278,15 +284,16 @@ def _design(xy: np.ndarray) -> np.ndarray:
 
 def _median_rows(a: np.ndarray) -> np.ndarray:
     """np.median(a, axis=0) of a 2-D array (the same values, NaN included), without its per-call
-    overhead: the middle order statistics by one partition."""
+    overhead: one partition at the middle; the order statistic below it is the largest of the
+    lower part."""
     n = a.shape[0]
     if n == 0:
         return np.median(a, axis=0)
     h = n // 2
     p = np.ascontiguousarray(a.T)
-    p.partition([h - 1, h, n - 1] if n % 2 == 0 else [h, n - 1], axis=1)
-    m = p[:, h].copy() if n % 2 else (p[:, h - 1] + p[:, h]) / 2
-    nan = np.isnan(p[:, n - 1])  # NaN sorts last: np.median gives NaN
+    p.partition(h, axis=1)
+    m = p[:, h].copy() if n % 2 else (p[:, :h].max(axis=1) + p[:, h]) / 2
+    nan = np.isnan(p[:, h:]).any(axis=1)  # NaN sorts last; np.median gives NaN where a column has one
     if nan.any():
         m[nan] = np.nan
     return m
@@ -299,21 +306,26 @@ def _median1(a: np.ndarray):
         return np.median(a)
     h = n // 2
     p = np.array(a)
-    p.partition([h - 1, h, n - 1] if n % 2 == 0 else [h, n - 1])
-    if np.isnan(p[n - 1]):
+    p.partition(h)
+    if np.isnan(p[h:]).any():  # NaN sorts last
         return p.dtype.type(np.nan)
-    return p[h] if n % 2 else (p[h - 1] + p[h]) / 2
+    return p[h] if n % 2 else (p[:h].max() + p[h]) / 2
 
 
-def _least_squares(X: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """Least-squares coefficients of D on X's six columns through the normal equations (a 6 x 6
-    solve: a tenth of an SVD's time on the few thousand cells; X's columns are scaled to about 1,
-    so the equations are well conditioned); lstsq where they are singular."""
-    Xd = X.astype(np.float64)
+def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None, Xd: np.ndarray | None = None,
+                   Dd: np.ndarray | None = None) -> np.ndarray:
+    """Least-squares coefficients of D on X's six columns (of the `rows` only, if given) through
+    the normal equations (a 6 x 6 solve: a tenth of an SVD's time on the few thousand cells; X's
+    columns are scaled to about 1, so the equations are well conditioned); lstsq where they are
+    singular. Xd, Dd: X and D already in float64 (the robust fit's rounds convert them once)."""
+    Xd = X.astype(np.float64) if Xd is None else Xd
+    Dd = D.astype(np.float64) if Dd is None else Dd
+    if rows is not None:
+        Xd, Dd = Xd[rows], Dd[rows]
     try:
-        return np.linalg.solve(Xd.T @ Xd, Xd.T @ D.astype(np.float64)).astype(np.float32)
+        return np.linalg.solve(Xd.T @ Xd, Xd.T @ Dd).astype(np.float32)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(X, D, rcond=None)[0].astype(np.float32)
+        return np.linalg.lstsq(X if rows is None else X[rows], D if rows is None else D[rows], rcond=None)[0].astype(np.float32)
 
 
 def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
@@ -373,12 +385,19 @@ def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_to
     r = tray.footprint_half + float(hc["tower_pad_mm"])
     sq = np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]])
     top = min(max(0.0, float(z_top)), float(reg.camera.center[2]) * 0.9)  # a top above the lens is a misreading
-    uv = np.concatenate([reg.to_image(sq, 0.0), reg.to_image(sq, top)])
-    cells = apply_h(np.linalg.inv(M), uv)
+    # reg.to_image at both heights and apply_h, written out (the same products)
+    sqh = np.ones((4, 3))
+    sqh[:, :2] = sq
+    uvh = np.ones((8, 3))
+    for rows, zz in ((slice(0, 4), 0.0), (slice(4, 8), top)):
+        p = sqh @ reg.camera.plane_homography(zz).T
+        uvh[rows, :2] = p[:, :2] / p[:, 2:3]
+    p = uvh @ np.linalg.inv(M).T
+    cells = p[:, :2] / p[:, 2:3]
     hull = cv2.convexHull(np.round(cells * 16).astype(np.int32))
     mask = np.zeros((n, n), np.uint8)
     cv2.fillConvexPoly(mask, hull, 1, cv2.LINE_8, 4)
-    return mask.astype(bool)
+    return mask.view(bool)
 
 
 class _Blobs:
@@ -449,7 +468,10 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     holes = ~m.known & ~m.tower & ~m.outside
     grown = cv2.dilate(m.fg.astype(np.uint8), _K3, iterations=int(hc["bridge_cells"])).astype(bool)
     fg8 = (m.fg | (holes & grown)).astype(np.uint8)
-    ncomp, lab, stats, _ = cv2.connectedComponentsWithStats(fg8, connectivity=8)
+    # (labels alone, the areas counted after: OpenCV's statistics cost eight times the labelling)
+    ncomp, lab = cv2.connectedComponents(fg8, connectivity=8)
+    stats = np.zeros((ncomp, cv2.CC_STAT_MAX), np.int32)
+    stats[:, cv2.CC_STAT_AREA] = np.bincount(lab.ravel(), minlength=ncomp)
     lab = np.where(m.fg, lab, 0)
     blob = _Blobs(lab, m.xy)
     # the band of known cells next to where arms come from (beyond the table band or the image;
