@@ -244,7 +244,8 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         idx = np.flatnonzero(region)
         if len(idx) == 0:
             continue
-        d = cv2.log(px3[idx].astype(np.float32, copy=False) + 4.0) - cv2.log(ref3[idx].astype(np.float32, copy=False) + 4.0)
+        d = cv2.log(px3[idx].astype(np.float32, copy=False) + 4.0)
+        d -= cv2.log(ref3[idx].astype(np.float32, copy=False) + 4.0)
         X = design[idx]  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
         if len(idx) >= 90:
             Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
@@ -259,13 +260,19 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
                 if Xf64 is None:  # converted once, not each round
                     Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
                 coef = _least_squares(Xf, Df, inl, Xf64, Df64)
-            d = d - X @ coef
+            d -= X @ coef
         # means over the three channels written out (NumPy's reduction over a last axis of three
         # costs several times the arithmetic; the same sums in the same order)
-        sh = (d[:, 0] + d[:, 1] + d[:, 2]) / 3
+        sh = d[:, 0] + d[:, 1]
+        sh += d[:, 2]
+        sh /= 3
         shift[idx] = sh
-        a = np.abs(d - sh[:, None])
-        chroma[idx] = (a[:, 0] + a[:, 1] + a[:, 2]) / 3
+        d -= sh[:, None]
+        a = np.abs(d, out=d)
+        c = a[:, 0] + a[:, 1]
+        c += a[:, 2]
+        c /= 3
+        chroma[idx] = c
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
@@ -334,10 +341,17 @@ def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
     for region in regions:
         w = region.astype(np.float32)
         v = np.where(region, a, 0).astype(np.float32, copy=False)
-        n = np.maximum(cv2.boxFilter(w, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT), 1.0)
-        mu = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT) / n
-        m2 = cv2.boxFilter(v * v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT) / n
-        np.copyto(out, np.sqrt(np.maximum(m2 - mu * mu, 0.0)), where=region)
+        n = cv2.boxFilter(w, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        np.maximum(n, 1.0, out=n)
+        mu = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        mu /= n
+        np.multiply(v, v, out=v)
+        m2 = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        m2 /= n
+        mu *= mu
+        m2 -= mu
+        np.maximum(m2, 0.0, out=m2)
+        np.copyto(out, np.sqrt(m2, out=m2), where=region)
     return out
 
 
@@ -357,7 +371,7 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     # more than `shaded_std` is no shadow's inside and needs only the ordinary colour change
     dim = shift < math.log(float(hc["shadow_below"]))
     shaded = float(hc["shaded_std"])
-    if shaded > 0:
+    if shaded > 0 and dim.any():  # (no dim cell, nothing to test: a fifth of the kits' frames)
         dim &= _local_std(shift, regions) < shaded
     need = np.where(dim, float(hc["shadow_chroma"]), float(hc["chroma"]))
     # a grainy surface or a noisy sensor scatters the colour of bare cells: a cell must stand out
