@@ -15,8 +15,12 @@ shakes it no more than a clumsy pull, so the camera must see it. Stages, one pur
    is held high and looks larger (the camera is about 60 cm up: at 25 cm a block looks 1.7 times as
    long); blobs against the tower (a block being pulled) are left out; blobs cut by the picture's edge
    are kept as `whole=False` (only their width can be checked: the caller should see them stay);
-5. no hand on it: the ring round the block's outline must be mostly bare tray or bare table (a
-   player's hand holding the block differs from both in chromaticity or brightness).
+5. no hand on it: a ring round the block's outline must be mostly bare tray or bare table (a
+   player's hand holding the block differs from both in chromaticity or brightness). The ring
+   starts `hand_ring_gap_mm` out: a block standing on its edge shows its dark side faces next to
+   its top face. A cast shadow (the tower's, beside which a fallen block often lies) dims the
+   tray and shifts its colour a little: where the ring is darker than `background.shadow_below`
+   of the tray it must change colour by `background.shadow_chroma` to count as a hand.
 
 All thresholds live in vision/fallen.json (`load_fallen_config`).
 """
@@ -52,7 +56,7 @@ class FallenBlock:
 
 _NUMBERS = ("px_per_mm", "margin_mm", "min_chroma", "skin_max_chroma", "min_lightness", "close_mm", "open_mm", "tower_margin_mm",
             "default_top_mm", "min_area_mm2", "min_partial_area_mm2", "max_area_mm2", "min_long_mm", "max_long_mm", "min_short_mm", "min_aspect",
-            "max_short_mm", "hand_ring_mm", "max_hand_fraction", "table_band_mm", "edge_margin_px",
+            "max_short_mm", "hand_ring_mm", "hand_ring_gap_mm", "max_hand_fraction", "table_band_mm", "edge_margin_px",
             "marker_margin_mm", "touch_mm", "partial_confidence")
 _BACKGROUND = ("chroma", "dark", "bright")
 
@@ -74,6 +78,14 @@ def fallen_config_from_dict(data: Any, origin: str = "fallen-block settings") ->
     if not isinstance(bg, dict) or any(not isinstance(bg.get(k), (int, float)) or isinstance(bg.get(k), bool) for k in _BACKGROUND):
         raise FallenConfigError(f"{origin}: background must have numbers {list(_BACKGROUND)}")
     out["background"] = {k: float(bg[k]) for k in _BACKGROUND}
+    if ("shadow_below" in bg) != ("shadow_chroma" in bg):
+        raise FallenConfigError(f"{origin}: background needs both shadow_below and shadow_chroma, or neither")
+    for k in ("shadow_below", "shadow_chroma"):
+        if k in bg:
+            v = bg[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 2:
+                raise FallenConfigError(f"{origin}: background.{k} must be a number from 0 to 2, not {v!r}")
+            out["background"][k] = float(v)
     ref = data["tray_ref_bgr"]
     if not isinstance(ref, list) or len(ref) != 3 or not all(isinstance(x, (int, float)) and x > 0 for x in ref):
         raise FallenConfigError(f"{origin}: tray_ref_bgr must be three positive numbers (B, G, R)")
@@ -207,7 +219,8 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
     near = _kernel(cfg["touch_mm"], ppm)
     by_tower = cv2.dilate(tower.astype(np.uint8), near) > 0
     by_edge = cv2.dilate((~plane.seen).astype(np.uint8), near) > 0
-    ring_k = _kernel(2 * cfg["hand_ring_mm"], ppm)
+    gap_k = _kernel(2 * cfg["hand_ring_gap_mm"], ppm)
+    ring_k = _kernel(2 * (cfg["hand_ring_gap_mm"] + cfg["hand_ring_mm"]), ppm)
     table_bgr = _table_colour(cfg, tray, plane, warp)
     found = []
     for i in range(1, n):
@@ -215,7 +228,7 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         if not cfg["min_partial_area_mm2"] <= area_mm2 <= cfg["max_area_mm2"]:
             continue
         x, y, w, h = stats[i, :4]
-        pad = int(np.ceil(2 * cfg["hand_ring_mm"] * ppm)) + 2
+        pad = int(np.ceil(2 * (cfg["hand_ring_gap_mm"] + cfg["hand_ring_mm"]) * ppm)) + 2
         ys, xs = slice(max(0, y - pad), y + h + pad), slice(max(0, x - pad), x + w + pad)
         blob = labels[ys, xs] == i
         if (blob & by_tower[ys, xs]).any():
@@ -231,7 +244,8 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         body = np.zeros(blob.shape, np.uint8)  # the block's outline, with its white oval and glyph
         cv2.fillConvexPoly(body, cv2.convexHull(pts.astype(np.int32)), 1)
         body = body > 0
-        ring = (cv2.dilate(body.astype(np.uint8), ring_k) > 0) & ~body & plane.seen[ys, xs] & ~markers[ys, xs] & ~colour[ys, xs]
+        near_body = cv2.dilate(body.astype(np.uint8), gap_k) > 0
+        ring = (cv2.dilate(body.astype(np.uint8), ring_k) > 0) & ~near_body & plane.seen[ys, xs] & ~markers[ys, xs] & ~colour[ys, xs]
         ry, rx = np.nonzero(ring)
         if len(ry) == 0:
             continue

@@ -381,9 +381,11 @@ def expected_tray(bg, reg: Registration, uv: np.ndarray, tray_bgr: np.ndarray, g
 
 def not_tray_colour(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """Is each colour px (..., 3) not the bare tray's ref (..., 3)? Its chromaticity (L1 distance
-    over `chroma`) or brightness (ratio under `dark` or over `bright`) differs. The sums over the
-    three channels are written out: NumPy's reduction over a last axis of three costs ten times
-    the arithmetic."""
+    over `chroma`) or brightness (ratio under `dark` or over `bright`) differs. With `shadow_below`
+    and `shadow_chroma` in `th`, a pixel darker than `shadow_below` of the tray needs the larger
+    chromaticity change `shadow_chroma`: a cast shadow dims the tray and shifts its colour a little
+    (the room's light is not the lamp's), a hand changes it. The sums over the three channels are
+    written out: NumPy's reduction over a last axis of three costs ten times the arithmetic."""
     px = px + 1.0
     ref = ref + 1.0
     s_px = px[..., 0] + px[..., 1] + px[..., 2]
@@ -393,7 +395,10 @@ def not_tray_colour(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
     np.abs(d, out=d)
     dist = d[..., 0] + d[..., 1] + d[..., 2]
     ratio = s_px / s_ref
-    return (dist > float(th["chroma"])) | (ratio < float(th["dark"])) | (ratio > float(th["bright"]))
+    chroma = float(th["chroma"])
+    if "shadow_below" in th:
+        chroma = np.where(ratio < float(th["shadow_below"]), float(th["shadow_chroma"]), chroma)
+    return (dist > chroma) | (ratio < float(th["dark"])) | (ratio > float(th["bright"]))
 
 
 def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:

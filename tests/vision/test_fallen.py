@@ -150,3 +150,40 @@ def test_the_tray_sets_the_white_balance_under_coloured_light(light_bgr):
     assert _find(tint(_scene())) == ()
     found = _find(tint(_scene([(150.0, 252.0, 7.5, 10.0, BLOCK_RGB["yellow"])])))
     assert len(found) == 1 and np.hypot(found[0].center_mm[0] - 150.0, found[0].center_mm[1] - 252.0) < 10.0
+
+
+def _shaded(image, pts_mm, gain_bgr=(0.52, 0.55, 0.6)):
+    """A cast shadow on the tray: the pixels over a tray polygon dimmed, a little cooler than the lamp."""
+    uv = _camera().project(np.column_stack([pts_mm, np.zeros(len(pts_mm))]))
+    mask = np.zeros(image.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(uv).astype(np.int32)], 1)
+    out = image.astype(np.float32)
+    out[mask > 0] *= np.asarray(gain_bgr, np.float32)
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def test_a_block_standing_on_its_edge_in_the_towers_shadow_is_found():
+    """The tower's shadow round a fallen block is no hand, and neither are the block's own side faces."""
+    L, W, Hb = TRAY.block_mm
+    x, y = 150.0, 250.0
+    cam = _camera()
+    image = _scene()
+    faces = box_faces((x, y, W / 2), (L, Hb, W), 8.0, BLOCK_RGB["red"], LIGHT)  # on its edge: 75 x 15 on top
+    rgb = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    draw_faces(rgb, cam, faces)
+    image = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+    shadow = np.array([[x - 70, y - 70], [x + 70, y - 70], [x + 70, y + 35], [x - 70, y + 35]])
+    found = _find(_shaded(image, shadow))
+    assert len(found) == 1
+    assert np.hypot(found[0].center_mm[0] - x, found[0].center_mm[1] - y) < 12.0
+    assert found[0].size_mm[1] < 22.0  # its narrow face
+
+
+def test_a_shadow_setting_without_its_partner_is_refused_by_name():
+    data = json.loads(DEFAULT_PATH.read_text())
+    del data["background"]["shadow_chroma"]
+    with pytest.raises(FallenConfigError, match="shadow_below and shadow_chroma"):
+        fallen_config_from_dict(data)
+    data["background"].update(shadow_chroma=7, shadow_below=0.8)
+    with pytest.raises(FallenConfigError, match="shadow_chroma"):
+        fallen_config_from_dict(data)
