@@ -7,7 +7,11 @@ clumsy pull's - only the camera can tell. `vision.fallen.find_fallen_blocks` fin
 the tower with no hand on them; this detector decides:
 
 - a whole block lying outside the tower in a frame taken within `candidate_window_s` after a thud
-  (vibration >= `candidate_g`) is a collapse at once; the collapse's time is the thud's;
+  (vibration >= `candidate_g`) is a collapse at once if the camera is `sure_confidence` sure of it, else
+  once it has lain at one place for `doubtful_still_s` (a block at the end of a pull, in a hand the load
+  cell has not yet felt lift, moves between frames); the collapse's time is the thud's. A block already
+  seen at that place before the thud did not fall in it (a block end sticking out of the tower, in its
+  shadow, looks like a block lying beside it);
 - a block lying at one place (within `same_place_mm`) for `persist_s` of frames is a collapse even with no
   thud (a block may slide off quietly, or land on the table beside the tray, which the tray cannot feel);
   so is a block cut by the picture's edge, which only counts once it stays;
@@ -50,6 +54,10 @@ class _Track:
     last_t: float
     whole: bool
 
+    def lying_for(self) -> float:
+        """How long the block has been seen lying at this place."""
+        return self.last_t - self.first_t
+
 
 @dataclass
 class CameraConfirmedCollapse:
@@ -64,6 +72,7 @@ class CameraConfirmedCollapse:
         self._tracks: list[_Track] = []
         self._ignored: list[np.ndarray] = []
         self.carrying = False  # a block is in a player's hand (the sensors' lift, not yet placed)
+        self._sightings: list[tuple[float, np.ndarray]] = []  # (frame time, centre) of recent blocks seen
 
     def ignore(self, blocks: Iterable[SeenBlock]) -> None:
         """Blocks lying outside the tower before the round began (not a collapse)."""
@@ -71,7 +80,7 @@ class CameraConfirmedCollapse:
 
     def reset(self) -> None:
         """A new round: the tower stands again."""
-        self.collapsed, self._tracks, self._ignored, self.carrying = False, [], [], False
+        self.collapsed, self._tracks, self._ignored, self.carrying, self._sightings = False, [], [], False, []
 
     def sensor_event(self, event: SensorEvent) -> SensorEvent | None:
         """The sensors' events: a collapse passes through (once); lifts and places say whether a block is in hand."""
@@ -89,18 +98,22 @@ class CameraConfirmedCollapse:
             return None
         c = self.cfg
         seen = [b for b in blocks if b.confidence >= c.min_confidence and not self._is_ignored(b)]
-        tracks = self._update_tracks(t, seen)
+        pairs = list(zip(seen, self._update_tracks(t, seen)))
         if self.carrying:  # the block in hand may be what is seen: only a sure or a still one counts
-            seen = [b for b, tr in zip(seen, tracks)
-                    if b.confidence >= c.in_hand_min_confidence or tr.last_t - tr.first_t >= c.in_hand_still_s - 1e-6]
+            pairs = [(b, tr) for b, tr in pairs
+                     if b.confidence >= c.in_hand_min_confidence or tr.lying_for() >= c.in_hand_still_s - 1e-6]
+        seen = [b for b, _ in pairs]
         impact = self.impacts.first_impact(t - c.candidate_window_s, t, c.candidate_g)
-        judged = [b for b in seen if b.whole or self.cfg.partial_after_thud]
+        judged = [b for b, tr in pairs if (b.whole or c.partial_after_thud)
+                  and (b.confidence >= c.sure_confidence or tr.lying_for() >= c.doubtful_still_s - 1e-6)
+                  and (impact is None or not self._seen_before(b, impact[0]))]
+        self._remember(t, seen)
         ev = None
         if judged and impact is not None:
             best = max(judged, key=lambda b: (b.whole, b.confidence))
             ev = self._event(impact[0], t, best, 0.9, {"impact_t": impact[0], "impact_g": round(impact[1], 3)}, detected_at)
         else:
-            lasting = [tr for tr in self._tracks if tr.last_t == t and tr.last_t - tr.first_t >= c.persist_s - 1e-6]
+            lasting = [tr for tr in self._tracks if tr.last_t == t and tr.lying_for() >= c.persist_s - 1e-6]
             if lasting and seen:
                 tr = lasting[0]
                 b = min(seen, key=lambda b: float(np.linalg.norm(np.asarray(b.center_mm) - tr.center)))
@@ -118,6 +131,17 @@ class CameraConfirmedCollapse:
                     "camera_confidence": float(b.confidence), "whole": 1.0 if b.whole else 0.0,
                     "detected_at": t if detected_at is None else detected_at, **extra}
         return SensorEvent(K.COLLAPSE, float(when), conf * float(b.confidence) ** 0.25, evidence)
+
+    def _remember(self, t: float, seen: list[SeenBlock]) -> None:
+        """Keep where blocks were seen for two thud windows (what lay there before a thud)."""
+        horizon = t - 2 * self.cfg.candidate_window_s
+        self._sightings = [(ts, p) for ts, p in self._sightings if ts >= horizon]
+        self._sightings += [(t, np.asarray(b.center_mm, float)) for b in seen]
+
+    def _seen_before(self, b: SeenBlock, impact_t: float) -> bool:
+        """Was a block seen lying at this place in a frame taken before the impact?"""
+        p = np.asarray(b.center_mm, float)
+        return any(ts < impact_t and np.linalg.norm(p - q) <= self.cfg.same_place_mm for ts, q in self._sightings)
 
     def _is_ignored(self, b: SeenBlock) -> bool:
         p = np.asarray(b.center_mm, float)

@@ -77,6 +77,9 @@ class CameraCollapseConfig:
     partial_after_thud: bool    # a block cut by the picture's edge counts after a thud too (else only once it stays)
     in_hand_min_confidence: float  # while a block is in hand (it may be the "fallen" block seen), at least this sure ...
     in_hand_still_s: float      # ... or lying still this long (a carried block moves)
+    sure_confidence: float      # after a thud a block this sure counts at once; a less sure one ...
+    doubtful_still_s: float     # ... must lie at one place this long (a block at the end of a pull, in a hand the
+                                #     load cell has not yet felt lift, moves between frames)
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ _SECTIONS = {"load": LoadConfig, "imu": ImuConfig, "collapse": CollapseConfig, "
              "camera_collapse": CameraCollapseConfig}
 _OPTIONAL = {"camera_collapse"}  # added later: files written before it take the default section
 _OPTIONAL_SETTINGS = {"load": {"early_place_s", "early_place_band_g"}, "speech": {"knock_g"},
-                      "camera_collapse": {"in_hand_min_confidence", "in_hand_still_s"}}  # added later: the defaults file's values
+                      "camera_collapse": {"in_hand_min_confidence", "in_hand_still_s", "sure_confidence", "doubtful_still_s"}}  # added later: the defaults file's values
 
 
 def detector_config_from_dict(data: Any, origin: str = "detector settings") -> DetectorConfig:

@@ -201,3 +201,30 @@ def test_while_a_block_is_in_hand_a_doubtful_block_lying_still_is_a_fallen_one_a
     carried.sensor_event(SensorEvent(K.LIFT, 39.5))
     for k in range(4):  # carried towards the top: 40 mm further each frame
         assert carried.frame(40.2 + 0.2 * k, [Seen((60.0 + 40 * k, 150.0), confidence=unsure)]) is None
+
+
+def test_a_doubtful_block_after_a_thud_counts_once_it_lies_still_on_a_second_frame(cfg):
+    """A block seen 0.3-0.4 sure may be one in a player's hand at the end of a pull, before the load cell
+    has felt the lift: it moves between frames; a block that fell lies still."""
+    det = CameraConfirmedCollapse(cfg, Thuds(10.2))
+    doubtful = cfg.sure_confidence - 0.2
+    assert det.frame(10.4, [Seen((60.0, 150.0), doubtful)]) is None
+    assert det.frame(10.6, [Seen((110.0, 170.0), doubtful)]) is None  # moved: in a hand
+    ev = det.frame(10.8, [Seen((111.0, 171.0), doubtful)])
+    assert ev is not None and ev.t == pytest.approx(10.2)
+
+
+def test_a_block_already_lying_there_before_the_thud_did_not_fall_in_it(cfg):
+    """A block end sticking out of the tower, in its shadow, can look like a block lying beside it: seen
+    there before a thud (a pull's, a place's), the thud does not make it a fallen block."""
+    det = CameraConfirmedCollapse(cfg, Thuds(12.65))
+    assert det.frame(12.1, [Seen((233.0, 185.0), 0.45)]) is None
+    assert det.frame(12.3, [Seen((233.0, 185.0), 0.45)]) is None
+    assert det.frame(12.7, [Seen((233.0, 185.0), 0.45)]) is None
+    assert det.frame(12.7 + 0.2, [Seen((233.0, 185.0), 0.45)]) is None
+
+
+def test_a_sure_block_after_a_thud_is_a_collapse_on_the_first_frame(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(7.70))
+    ev = det.frame(7.9, [Seen((59.4, 184.6), 0.96)])
+    assert ev is not None and ev.t == pytest.approx(7.70) and ev.evidence["detected_at"] == pytest.approx(7.9)
