@@ -175,10 +175,15 @@ class ReplayResult:
     fouls: list[dict] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
     release_latency_s: list[float] = field(default_factory=list)  # the twin's release -> the referee's place
+    early_calls: int = 0  # turns whose call was announced before the table answered the referee's question
 
 
-def replay_recording(path: str | Path, fusion_settings: str | Path | None = None) -> ReplayResult:
-    """Replay a recorded match through the match loop; per-turn checks against the twin's truth."""
+def replay_recording(path: str | Path, fusion_settings: str | Path | None = None,
+                     answer_delay_s: float = 0.0) -> ReplayResult:
+    """Replay a recorded match through the match loop; per-turn checks against the twin's truth.
+
+    `answer_delay_s`: the players answer the referee's questions this long after they are asked
+    (0: at once, as the live twin did); they always answer before they check the referee's map."""
     from referee.loop.demo import compare_with_truth, missing_events, truth_option
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.session import RefereeSession
@@ -199,9 +204,25 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
         fuser = Fuser(SeatingPlan.evenly(len(names)), config, twin_footprint())
         state = {"turn_from": 0}
 
+        later: list[tuple[float, str, Any]] = []  # answers the players give after answer_delay_s
+
         def answer(question):
             part = truth[state["turn_from"]:]
-            return truth_option(question, part) or missing_events(session.play_round, part, names)
+            reply = truth_option(question, part) or missing_events(session.play_round, part, names)
+            if answer_delay_s <= 0 or session.question is None:
+                return reply
+            later.append((clock.t + answer_delay_s, session.question["id"], reply))
+            return None
+
+        def deliver(upto: float) -> None:
+            while later and later[0][0] <= upto + 1e-9:
+                _, qid, reply = later.pop(0)
+                if session.question is None or session.question["id"] != qid:
+                    continue  # withdrawn or replaced meanwhile
+                if isinstance(reply, str):
+                    session.answer(qid, reply, source="player")
+                elif reply:
+                    loop.told_outright(qid, reply)
 
         buttons = SimpleNamespace(read=feed.read_buttons)
         spots = [p for k, t, p in records if k == "spot"]
@@ -230,9 +251,12 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
             if session.over:
                 break
             clock.t = t
+            deliver(t)
             while mi < len(moments) and moments[mi][0] <= t + 1e-9:
                 _, kind, payload = moments[mi]
                 mi += 1
+                if kind == "check":
+                    deliver(float("inf"))  # the players answer the referee before they check its map
                 if kind == "turn":
                     state["turn_from"] = int(payload["from"])
                 elif kind == "check":
@@ -248,6 +272,8 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
         turns = [{"pull": None, "events": truth[a:b]} for a, b in header["turn_spans"]]
         result.checks = compare_with_truth(store, session.match_id, turns, names)
         result.events = [e.event for e in store.iter_events(session.match_id)]
+        result.early_calls = sum(e.event["event"] == "place" and "announced_before_the_answer" in (e.evidence or {})
+                                 for e in store.events(session.match_id))
         from referee.loop.demo import release_latencies
 
         result.release_latency_s = release_latencies(truth, session.stats.timeline)
@@ -255,12 +281,13 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
     return result
 
 
-def replay_figures(paths) -> dict:
+def replay_figures(paths, answer_delay_s: float = 0.0) -> dict:
     """Issue #6's figures over recorded matches, replayed with the current fusion: turns, turns logged
     right, turns called with no question ("seen"), questions put to the table, wrong calls (a turn the
-    referee logged on its own unlike the truth), release to call median and p95 (seconds; a replay
-    answers questions at once, so an asked turn counts until its question)."""
-    results = [replay_recording(p) for p in paths]
+    referee logged on its own unlike the truth), calls announced before their question's answer,
+    release to announcement median and p95 (seconds; a replay answers questions at once unless
+    `answer_delay_s`, so an asked turn counts until its question, or its answer that long after)."""
+    results = [replay_recording(p, answer_delay_s=answer_delay_s) for p in paths]
     checks = [c for r in results for c in r.checks]
     lat = sorted(x for r in results for x in r.release_latency_s)
     return {
@@ -268,6 +295,7 @@ def replay_figures(paths) -> dict:
         "alone": sum(c.how == "seen" and c.agree for c in checks),
         "questions": sum(r.questions for r in results),
         "wrong_calls": sum(c.how == "seen" and bool(c.logged) and not c.agree for c in checks),
+        "announced_before_the_answer": sum(r.early_calls for r in results),
         "release_to_call_median_s": lat[len(lat) // 2] if lat else None,
         "release_to_call_p95_s": lat[int(0.95 * len(lat))] if lat else None,
     }

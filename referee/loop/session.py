@@ -78,6 +78,14 @@ class RefereeSession:
         # Play the table made while the referee waited for a color (event, evidence, released_at):
         # judged once the color is named (RULES.md: the game waits for it).
         self.held: list[tuple[dict, dict | None, float | None]] = []
+        # A call announced before the table answered the question that settles its events (every
+        # answer leads to the same decision): the question's id, the lines said, when, the round as
+        # the first answer makes it (what the senses compare with meanwhile) and that answer.
+        self.early: dict | None = None
+        # Play the table made after such a call, before the answer: judged once the answer is logged.
+        self.held_early: list[tuple[dict, dict | None, float | None]] = []
+        self._settling: dict | None = None  # the early call whose events are being applied now
+        self.early_swap: dict[str, str] = {}  # after its answer: the early call's places, if the answer was the other
         self.on_answer: Callable[[str, str], list[dict] | None] | None = None
         # The match as it stood before the current round's setup, and the round's standing events
         # (log seq, event): what an undo replays.
@@ -99,6 +107,7 @@ class RefereeSession:
         self.options = options
         self.match = Match()
         self.question = None
+        self.early, self.held_early = None, []
         self._base, self._round_events = Match(), []
         if self.store is not None:
             self.match_id = self.store.new_match(self.players, options)
@@ -152,6 +161,8 @@ class RefereeSession:
     # -- events ---------------------------------------------------------------------------------
     def submit(self, event: dict, evidence: dict | None = None, released_at: float | None = None) -> dict:
         """Apply one referee event: log it, publish it, speak it. Refused events are said, not logged."""
+        if self.early is not None and self._settling is None and not (isinstance(event, dict) and event.get("event") == "setup"):
+            return self._hold_early(event, evidence, released_at)
         try:
             parsed = parse_event(event)
             match = self.match.apply(parsed)
@@ -165,6 +176,7 @@ class RefereeSession:
             self._base, self._round_events = self.match, []
             self.question = None
             self.held = []
+            self.early, self.held_early = None, []
         elif match.current.over and self.held:  # the round ended with play still waiting: keep it in the log
             evidence = {**(evidence or {}), "held_play_not_judged": [e for e, _, _ in self.held]}
             self.held = []
@@ -182,11 +194,21 @@ class RefereeSession:
         if rnd.over:
             self.question = None  # nothing left to ask about
         self.stats.accepted += 1
-        self.stats.timeline.append((parsed.kind, self.clock.now(), time.monotonic()))
+        settling = self._settling
+        # The time the decision was announced: for events whose call was announced before the
+        # answer settled them, that earlier moment (release-to-announcement latencies use it).
+        said_at = settling["t"] if settling is not None else self.clock.now()
+        self.stats.timeline.append((parsed.kind, said_at, time.monotonic()))
         self._track_pending(rnd)
-        self.announce(report["say"], urgent=bool(report["fouls"]) or rnd.over)
+        lines = list(report["say"])
+        if settling is not None:  # what was already said is not said again
+            for line in list(lines):
+                if line in settling["unsaid"]:
+                    settling["unsaid"].remove(line)
+                    lines.remove(line)
+        self.announce(lines, urgent=bool(report["fouls"]) or rnd.over)
         if released_at is not None:
-            self.stats.announce_latency_s.append(max(0.0, self.clock.now() - released_at))
+            self.stats.announce_latency_s.append(max(0.0, said_at - released_at))
         if self.held and rnd.waiting_for is None:
             self._judge_held()
         return report
@@ -197,6 +219,11 @@ class RefereeSession:
         """The round as the table plays it: with the held play applied as if the color the referee
         waits for were the one it would name itself. What the senses see is compared with this."""
         rnd = self.round
+        if self.early is not None:
+            rnd = self.early["round"]
+            for event, _, _ in self.held_early:
+                rnd = rnd.apply(parse_event(event))  # (each was checked against this when held)
+            return rnd
         if not self.held or rnd is None or rnd.waiting_for is None:
             return rnd
         try:
@@ -225,6 +252,61 @@ class RefereeSession:
         if event.get("event") == "pull":
             self.announce([line])
         return {**self._table_state(), "ok": True, "held": True, "say": [line]}
+
+    # -- a call announced before the answer that settles it -------------------------------------------
+    def announce_early(self, qid: str, lines: Sequence[str], provisional, option: str, urgent: bool = False) -> None:
+        """Announce the call of a turn whose events wait for the table's answer to question `qid`,
+        because every answer leads to the same decision. Nothing is logged: the answer's events are
+        (`answer`), without saying these lines again. `provisional`: the round as `option` makes it,
+        what the senses compare the next play with until the answer."""
+        self.early = {"qid": str(qid), "lines": list(lines), "t": self.clock.now(), "round": provisional,
+                      "option": str(option)}
+        self.announce(lines, urgent=urgent)
+
+    def _hold_early(self, event: dict, evidence: dict | None, released_at: float | None) -> dict:
+        """The table played on after a call announced before its answer: keep the play (it is
+        judged against the round as logged once the answer is)."""
+        try:
+            self.play_round.apply(parse_event(event))
+        except IllegalEvent as exc:
+            self.stats.refused += 1
+            return self._refuse(str(exc), f"refused {event}: {exc}")
+        self.held_early.append((dict(event), evidence, released_at))
+        self.note(f"held until the open question is answered: {event}")
+        return {**self._table_state(), "ok": True, "held": True, "say": []}
+
+    def withdraw_early(self, qid: str) -> dict | None:
+        """The early call of question `qid` (None: there is none) is no longer pending: its events
+        come another way (a player tells them); `settle_early` then judges the play held since."""
+        early = self.early
+        if early is None or early["qid"] != str(qid):
+            return None
+        self.early = None
+        return early
+
+    def settle_early(self, early: dict, option: str | None) -> None:
+        """The early call's question is answered (`option`, the place its pull is logged from): the
+        play held since is judged. It was read against the round as `early["option"]` made it; if
+        the answer is the other place, a pull from where the block remained there is from the place
+        the answer left (the same block). Without `option` (the question withdrawn, its turn not
+        logged) the held play is not judged against a round it was not read against: it is dropped,
+        and the table is told to enter it."""
+        held, self.held_early = self.held_early, []
+        if option is None:
+            self.early_swap = {}
+            if held:
+                self.announce([f"The referee did not log the play made since its last call ({len(held)} "
+                               f"event{'s' if len(held) > 1 else ''}): please enter it on the page."], urgent=True)
+            return
+        swap = {}
+        if option is not None and option != early["option"]:
+            swap = {early["option"]: option, option: early["option"]}
+        self.early_swap = swap
+        for event, evidence, released_at in held:
+            if event.get("event") == "pull" and f"{event.get('level')}/{event.get('slot')}" in swap:
+                level, slot = swap[f"{event.get('level')}/{event.get('slot')}"].split("/")
+                event = {**event, "level": int(level), "slot": int(slot)}
+            self.submit(event, {**(evidence or {}), "held_until_answer": True}, released_at)
 
     def _judge_held(self) -> None:
         held, self.held = self.held, []
@@ -304,8 +386,11 @@ class RefereeSession:
         """Withdraw the open question (only if it is `qid`, when given); the page hides it."""
         if self.question is None or (qid is not None and self.question["id"] != qid):
             return
-        self.question = None
+        cleared, self.question = self.question["id"], None
         self.announce([])
+        early = self.withdraw_early(cleared)
+        if early is not None:
+            self.settle_early(early, None)
 
     def answer(self, qid: str, option: str, source: str = "page") -> dict:
         """The table's answer: checked against the open question, logged, handed to `on_answer`,
@@ -319,6 +404,9 @@ class RefereeSession:
         if option not in q["options"]:
             return self._refuse(f"{option!r} is not one of the answers: pick one of {', '.join(q['labels'])}")
         self.question = None
+        early = self.early if self.early is not None and self.early["qid"] == q["id"] else None
+        if early is not None:  # the events are made against the round as logged, not the provisional one
+            self.early = None
         label = q["labels"][q["options"].index(option)]
         self.announce([f"The table answers: {label}."])
         events: list[dict] = []
@@ -336,9 +424,21 @@ class RefereeSession:
         if self.store is not None:
             self.store.record_answer(self.match_id, self.round_no or None, q, option, source, events)
         if error is not None:  # the question is withdrawn: the loop asks again if it still must
+            if early is not None:
+                self.settle_early(early, None)
             return self._refuse(error)
         answer = {"question": q["id"], "text": q["text"], "option": option, "label": label}
-        reports = [self.submit(e, evidence={**more, "source": source, "answer": answer}) for e, more in zip(events, extra)]
+        more_early = {}
+        if early is not None:
+            more_early = {"announced_before_the_answer": {"t": round(early["t"], 4), "say": early["lines"]}}
+            self._settling = {**early, "unsaid": list(early["lines"])}
+        try:
+            reports = [self.submit(e, evidence={**more, **more_early, "source": source, "answer": answer})
+                       for e, more in zip(events, extra)]
+        finally:
+            self._settling = None
+        if early is not None:
+            self.settle_early(early, option)
         return reports[-1] if reports else {**self._table_state(), "ok": True, "say": [f"The table answers: {label}."]}
 
     # -- corrections ----------------------------------------------------------------------------------
@@ -352,6 +452,17 @@ class RefereeSession:
             event, _, _ = self.held.pop()
             self.announce([f"Taken back: {describe_event(event)}."])
             return {**self._table_state(), "ok": True, "undone": event}
+        if self.held_early:  # play after a call whose question is still open: the last of it
+            event, _, _ = self.held_early.pop()
+            self.announce([f"Taken back: {describe_event(event)}."])
+            return {**self._table_state(), "ok": True, "undone": event}
+        if self.early is not None:  # the call announced before its answer: withdrawn with its question
+            early, self.early = self.early, None
+            if self.question is not None and self.question["id"] == early["qid"]:
+                self.question = None
+            lines = ["The referee takes back its last call: that turn is not logged."] + _prompt(self.round)
+            self.announce(lines, urgent=False)
+            return {**self._table_state(), "ok": True, "say": lines, "undone": {"announced": early["lines"]}}
         if self.round is None:
             return self._refuse("no round is being played: there is nothing to take back")
         if len(self._round_events) <= 1:

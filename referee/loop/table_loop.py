@@ -12,6 +12,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from referee.events import IllegalEvent, parse_event
 from referee.loop.fusion import NOBODY, FusedEvent, Fuser, Question
 from referee.loop.pulled_from import PullFrames, settle_which_spot
 from referee.loop.session import RefereeSession
@@ -123,11 +124,15 @@ class TableLoop:
         self._asked: tuple[str, float] | None = None
         self.open_questions: dict[str, Question] = {}  # asked on the page, by id
         self.pull_frames = PullFrames()  # frames of the pull under way: where the block stuck out
+        self.early_qids: set[str] = set()  # questions whose call was announced before their answer
+        self.deferred: list[Question] = []  # questions about play after such a call, asked once it is answered
         self._last_image = None
         self.session.on_answer = self._on_answer
 
     # -- one poll -------------------------------------------------------------------------------
     def poll(self) -> None:
+        if self.deferred and self.session.early is None:
+            self._ask_deferred()
         rnd = self.session.round
         if rnd is None or rnd.over:
             self._page()  # an Undo of the call that ended the round (a knock taken for a collapse)
@@ -205,6 +210,7 @@ class TableLoop:
             if isinstance(report, dict) and "undone" in report:
                 self.fuser.reset()
                 self.open_questions.clear()
+                self.deferred.clear()
 
     def _buttons(self) -> None:
         if self.buttons is None:
@@ -242,6 +248,16 @@ class TableLoop:
                                 {"source": "referee: the legal one of the places that hold this block",
                                  "other_places": [o for o in question.options if o != question.context["preferred"]]})
             return
+        self._put_to_table(question)
+
+    def _put_to_table(self, question: Question) -> None:
+        """The question goes on the page. When every answer to "which of its places?" leads to the
+        same decision, the call is announced first, at once; the answer then logs the events."""
+        if self.session.early is not None:
+            # The last call was announced before its question was answered: play judged since is
+            # held, and so is a question about it (the map it was read against may be the other).
+            self.deferred.append(question)
+            return
         now = self.clock.now()
         if self._asked is not None and self._asked[0] == question.text and now - self._asked[1] < 5.0:
             return  # asked a moment ago and still waiting for the answer: not again
@@ -249,15 +265,87 @@ class TableLoop:
         self.stats.questions.append(question)
         qid = f"q{len(self.stats.questions)}"
         self.open_questions = {qid: question}  # a newer question replaces an unanswered one
-        self.session.ask(qid, question.text, list(question.options), self._labels(question))
+        labels = self._labels(question)
+        text = question.text
+        early = self._same_decision(question)
+        if early is not None:
+            lines, provisional, option, urgent = early
+            self.early_qids.add(qid)
+            self.session.announce_early(qid, lines, provisional, option, urgent=urgent)
+            who = question.context.get("player")
+            if who and " was pulled: " in text:  # the call has moved on to the next player: name the puller
+                text = text.replace(" was pulled: ", f" did {who} pull: ", 1)
+        self.session.ask(qid, text, list(question.options), labels)
         reply = self.on_question(question) if self.on_question is not None else None
         if isinstance(reply, str):
             self.session.answer(qid, reply, source="player")
         elif reply:  # the player told the referee the events outright
-            self.session.clear_question(qid)
-            self.open_questions.pop(qid, None)
-            for event in reply:
-                self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+            self.told_outright(qid, reply)
+
+    def told_outright(self, qid: str, events: list[dict]) -> None:
+        """Instead of picking an answer to question `qid`, a player told the referee the turn's events."""
+        question = self.open_questions.pop(qid, None)
+        early = self.session.withdraw_early(qid)
+        self.session.clear_question(qid)
+        for event in events:
+            self._submit(FusedEvent(event, {"source": "answer to the referee's question"}))
+        if early is not None:  # the play held since its call: judged after the turn told
+            told = next((f"{e.get('level')}/{e.get('slot')}" for e in events if e.get("event") == "pull"), None)
+            self.session.settle_early(early, told if question is not None and told in question.options else None)
+
+    def _same_decision(self, question: Question) -> tuple[list[str], Any, str, bool] | None:
+        """Which of its places a block was pulled from, when every place leads the rules engine to
+        the same decision (the same next turn, call, direction, waiting_for, fouls, end): the lines
+        to announce at once, the round as one answer makes it, that answer, and whether it is urgent.
+        None when any answer decides differently (e.g. one place is a level foul), or the decision
+        waits for a color (the buttons name it for the round as logged)."""
+        s = self.session
+        rnd = s.round
+        if question.kind != "which_spot" or len(question.options) < 2 or s.early is not None or s.held \
+                or rnd is None or rnd.over or rnd.waiting_for is not None or rnd.hand is not None:
+            return None
+        outcomes = []
+        for option in question.options:
+            try:
+                outs = self.fuser.answer(question, option, rnd)
+            except (ValueError, KeyError, AttributeError):
+                return None
+            if not outs or not all(isinstance(o, FusedEvent) for o in outs):
+                return None
+            after, said, fouls = rnd, [], []
+            try:
+                for out in outs:
+                    after = after.apply(parse_event(out.event))
+                    report = after.report()
+                    said.append(list(report["say"]))
+                    fouls += report["fouls"]
+            except IllegalEvent:
+                return None
+            report = after.report()
+            decision = (report["turn"], report["direction"], report["call"], report["waiting_for"], fouls,
+                        report["over"], report["winner"], report["loser"], after.hand is None, said[-1])
+            outcomes.append((option, after, decision, [line for lines in said for line in lines]))
+        first = outcomes[0][2]
+        if any(o[2] != first for o in outcomes[1:]) or first[3] is not None or not first[-1]:
+            return None
+        lines = [line for line in outcomes[0][3] if all(line in o[3] for o in outcomes[1:])]
+        preferred = question.context.get("preferred")
+        option, provisional = next(((o, r) for o, r, _, _ in outcomes if o == preferred), outcomes[0][:2])
+        return lines, provisional, option, bool(first[4]) or first[5]
+
+    def _ask_deferred(self) -> None:
+        """Questions about play made after a call announced before its answer: asked now that it is
+        answered. Read against the round as the first answer made it; if the answer was the other
+        place, the remaining block's place is the one the answer left."""
+        swap = self.session.early_swap
+        questions, self.deferred = self.deferred, []
+        for q in questions:
+            if q.kind == "which_spot" and swap:
+                ctx = dict(q.context)
+                if ctx.get("preferred") in swap:
+                    ctx["preferred"] = swap[ctx["preferred"]]
+                q = Question(q.text, tuple(swap.get(o, o) for o in q.options), ctx, q.kind)
+            self._put_to_table(q)
 
     def _labels(self, question: Question) -> list[str] | None:
         """Buttons for places of several blocks say which block each holds ("blue 1, level 13, slot 1")."""
@@ -375,7 +463,10 @@ class TableLoop:
         if question.kind == "who_touched":
             return self._who_touched(question, option)
         self._asked = None
-        self.fuser.reset_pull()
+        if qid in self.early_qids:
+            self.early_qids.discard(qid)  # the fuser has moved on to the next player's pull: it stays
+        else:
+            self.fuser.reset_pull()
         events: list[tuple[dict, dict]] = []
         for out in self.fuser.answer(question, option, rnd):
             if isinstance(out, Question):

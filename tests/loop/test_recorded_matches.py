@@ -175,3 +175,17 @@ def test_the_long_careless_matches_log_at_least_34_of_their_37_turns_right():
     checks = [c for p in LONG for c in replayed(p).checks]
     assert len(LONG) >= 4 and len(checks) >= 37
     assert sum(c.agree for c in checks) >= 34
+
+
+def test_a_call_every_answer_agrees_on_is_announced_before_the_table_answers():
+    """Issue #6: the players tap their answer a second after the question (at the latest before they
+    check the referee's map). Where the question is only which of two identical blocks was pulled and
+    either answer makes the same call, the call is announced with the question, not after the tap:
+    30 of the 61 questions; the log still ends up right turn by turn."""
+    results = [replay_recording(p, answer_delay_s=1.0) for p in RECORDED]
+    checks = [c for r in results for c in r.checks]
+    assert [c for c in checks if not c.agree] == []
+    assert sum(r.early_calls for r in results) >= 30
+    lat = sorted(x for r in results for x in r.release_latency_s)
+    assert lat[len(lat) // 2] <= 0.085
+    assert lat[int(0.8 * len(lat))] <= 0.3  # 0.72 s when every asked turn waited for its tap
