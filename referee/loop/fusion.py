@@ -214,6 +214,9 @@ class Fuser:
         self.clear_since: float | None = None
         self.place_called_t: float | None = None
         self.placer_entries: tuple[float, ...] = ()  # where the placer's arms came in
+        # The table is being asked about the last place (the map waits for the answer): the block
+        # it put on top is not a new block appearing without a hand (set by the loop per frame).
+        self.asking_about_the_place = False
 
     # -- inputs ---------------------------------------------------------------------------------
     def on_frame(self, reading: TopLevelReading, rnd: Round) -> list[Output]:
@@ -273,7 +276,7 @@ class Fuser:
                 return out
             return self._ask_which_block(self.pull, reading, rnd) or self._place_unseen(self.pull, reading, rnd)
         if self.pull is None:
-            if placed_slot(rnd.tower, reading) is None:
+            if self.asking_about_the_place or placed_slot(rnd.tower, reading) is None:
                 return []
             self.pull = self._start(None)  # a block appeared without a hand seen: still judge it
         pull = self.pull

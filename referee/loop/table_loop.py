@@ -192,6 +192,7 @@ class TableLoop:
         if self.fuser.pull is not None or (reading is not None and reading.hands):
             self.pull_frames.add(frame.t, frame.image)
         if reading is not None:  # uncertain readings still show the hands
+            self.fuser.asking_about_the_place = self._asking_about_the_place()
             self._submit_all(self.fuser.on_frame(reading, self.session.play_round))
         now_rnd = self.session.play_round
         if self.fallen is not None and now_rnd is not None and not now_rnd.over:
@@ -292,6 +293,14 @@ class TableLoop:
         if early is not None:  # the play held since its call: judged after the turn told
             told = next((f"{e.get('level')}/{e.get('slot')}" for e in events if e.get("event") == "pull"), None)
             self.session.settle_early(early, told if question is not None and told in question.options else None)
+
+    def _asking_about_the_place(self) -> bool:
+        """A question about the last place is on the page and the map the senses compare with does
+        not hold that place yet (not an early call's): the block on top is the one asked about."""
+        q = self.session.question
+        if q is None or q["id"] not in self.open_questions or q["id"] in self.early_qids:
+            return False
+        return self.open_questions[q["id"]].kind in ("which_block", "which_spot", "where_placed")
 
     def _same_decision(self, question: Question) -> tuple[list[str], Any, str, bool] | None:
         """Which of its places a block was pulled from, when every place leads the rules engine to

@@ -110,6 +110,9 @@ def test_a_place_that_would_be_a_level_foul_is_still_asked_before_anything_is_an
     assert question is not None and sorted(question["options"]) == ["1/0", "2/1"]
     assert speaker.lines()[said_before:] == [question["text"]]  # only the question: no call yet
     assert session.early is None and session.play_round is session.round
+    run(clock, loop, 5.0)  # the table takes its time: the referee waits, it does not decide alone meanwhile
+    assert session.question == question and logged(session, store) == []
+    assert speaker.lines()[said_before:] == [question["text"]]
     session.answer(question["id"], "2/1", source="page")
     assert logged(session, store)[0] == ("pull", "Ana", 2, 1)
     assert session.round.waiting_for == "penalty_color"  # the foul from level 2 was called with the answer
