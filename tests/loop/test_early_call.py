@@ -187,3 +187,31 @@ def test_the_log_exported_after_an_early_call_replays_to_the_referees_decisions(
     assert [e["event"] for e in events] == ["setup", "pull", "place", "pull", "place"]
     decided = stacko("referee", "script", "-", stdin="".join(json.dumps(e) + "\n" for e in events))
     assert [json.loads(line) for line in decided.stdout.splitlines()] == outputs
+
+
+def test_the_page_shows_the_call_at_once_and_the_last_settled_state_until_the_answer(tmp_path):
+    from web_ui.hub import TableHub
+
+    clock, session, loop, speaker, store = table(TWO_BLUE_3S, ANA_PULLS_A_BLUE_3, ANA_LIFT_AND_PLACE, tmp_path)
+    session.hub = hub = TableHub()
+    run(clock, loop, 3.0)
+    said = [m["say"] for m in hub._history]
+    assert ["Ben: pull a blue block or a 3."] in said
+    latest = hub.latest()
+    assert latest["report"]["turn"] == "Ana" and latest["report"]["question"]["id"] == session.question["id"]
+    session.answer(session.question["id"], "1/0", source="page")
+    assert hub.latest()["report"]["turn"] == "Ben" and hub.latest()["report"]["question"] is None
+
+
+def test_a_turn_told_outright_instead_of_an_answer_is_logged_before_the_play_held_since(tmp_path):
+    """No button fits (say the map was wrong): a player tells Ana's turn; Ben's held pull of the other
+    blue 3 then follows it, from the place Ana's turn left."""
+    script = ANA_PULLS_A_BLUE_3 + BEN_PULLS + [(4.0, ["blue-3", "blue-3", None], "x", ["east"]),
+                                               (4.5, ["blue-3", "blue-3", None], "x", [])]
+    clock, session, loop, speaker, store = table(TWO_BLUE_3S, script, ANA_LIFT_AND_PLACE + BEN_LIFT_AND_PLACE, tmp_path)
+    run(clock, loop, 5.5)
+    loop.told_outright(session.question["id"], [{"event": "pull", "level": 3, "slot": 0, "player": "Ana", "block": "blue-3"},
+                                                {"event": "place", "level": 5, "slot": 1}])
+    assert logged(session, store) == [("pull", "Ana", 3, 0), ("place", None, 5, 1),
+                                      ("pull", "Ben", 1, 0), ("place", None, 5, 0)]
+    assert session.question is None and session.early is None
