@@ -231,11 +231,13 @@ def weight_loss_finder(load_t: np.ndarray, grams: np.ndarray) -> Callable[[float
 def not_the_pulled_block(truth: list[dict]) -> list[dict]:
     """The twin marks a collapse when any block drops 10 mm, including the block a player is pulling out
     of a high level (it drops onto the hand). Such a 'collapse' whose only fallen block is the block of a
-    pull in progress is a pull, not a collapse: it is relabelled `pulled_block_drop` (not scored)."""
+    pull in progress is a pull, not a collapse: it is relabelled `pulled_block_drop` (not scored) - unless
+    other blocks came to rest off the tower (`landed`, recorded since the truth criterion): then the tower
+    fell as the block came out."""
     pulls = [x for x in truth if x.get("type") == "pull"]
     out = []
     for x in truth:
-        if x.get("type") == "collapse" and x.get("blocks") and len(x["blocks"]) == 1:
+        if x.get("type") == "collapse" and x.get("blocks") and len(x["blocks"]) == 1 and len(x.get("landed") or []) <= 1:
             t = float(x["t"])
             if any(p.get("block") == x["blocks"][0] and float(p.get("t_start", p["t"])) - 0.1 <= t <= float(p["t"]) + 0.5
                    for p in pulls):

@@ -228,3 +228,14 @@ def test_a_sure_block_after_a_thud_is_a_collapse_on_the_first_frame(cfg):
     det = CameraConfirmedCollapse(cfg, Thuds(7.70))
     ev = det.frame(7.9, [Seen((59.4, 184.6), 0.96)])
     assert ev is not None and ev.t == pytest.approx(7.70) and ev.evidence["detected_at"] == pytest.approx(7.9)
+
+
+def test_the_tower_falling_as_a_block_comes_out_is_a_collapse_the_pulled_block_alone_is_not():
+    """The twin marks a collapse when the block being pulled drops onto the hand; that alone is the pull.
+    When other blocks came to rest off the tower too (`landed`), the tower fell: it is scored."""
+    from hardware.detectors.bench import not_the_pulled_block
+    pull = {"t": 13.1, "type": "pull", "seat": 1, "level": 9, "slot": 2, "block": "yellow-2", "t_start": 12.4}
+    drop = {"t": 12.9, "type": "collapse", "fallen": 1, "blocks": ["yellow-2"], "landed": ["yellow-2"]}
+    fell = {**drop, "landed": ["yellow-2", "green-3", "blue-1", "red-4"]}
+    assert not_the_pulled_block([pull, drop])[1]["type"] == "pulled_block_drop"
+    assert not_the_pulled_block([pull, fell])[1]["type"] == "collapse"
