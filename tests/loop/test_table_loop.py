@@ -75,14 +75,16 @@ class Buttons:
         return out
 
 
-def make_loop(script, events):
+def make_loop(script, events, tower=None, reader=ScriptedReader, fuser=None, **options):
+    """Ana, Ben and Cy at a table whose camera reads `script` and whose sensors report `events`."""
     clock = Clock()
     session = RefereeSession(clock=clock)
     session.start_match(["Ana", "Ben", "Cy"])
-    session.start_round(TOWER)
+    session.start_round(TOWER if tower is None else tower)
     buttons = Buttons()
-    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), ScriptedReader(clock, script), Camera(clock),
-                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1, buttons=buttons)
+    loop = TableLoop(session, fuser or Fuser(SeatingPlan.evenly(3)), reader(clock, script), Camera(clock),
+                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1, buttons=buttons,
+                     **options)
     return clock, session, loop, buttons
 
 
@@ -183,13 +185,7 @@ def test_a_doubtful_block_is_named_by_where_the_pull_frames_show_it_sticking_out
     script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "red-2", None], "x", ["east"]),
               (2.0, [None, "red-2", None], "x", [])]
     events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
-    clock = Clock()
-    session = RefereeSession(clock=clock)
-    session.start_match(["Ana", "Ben", "Cy"])
-    session.start_round(TOWER)
-    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), DoubtfulReader(clock, script), Camera(clock),
-                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1,
-                     spot_source=pull_frames_show)
+    clock, session, loop, _ = make_loop(script, events, reader=DoubtfulReader, spot_source=pull_frames_show)
     run(clock, loop, 3.0)
     assert probes and set(probes[0]) == {"1/0", "2/0", "3/0"}
     pull = next(f for f in loop.stats.fused if f.event["event"] == "pull")
@@ -257,13 +253,8 @@ def _blue_3_on_top(confidence):
     script = [(0.0, TALL[-1], "y", []), (0.5, TALL[-1], "y", ["east"]), (1.5, [None, "blue-3", None], "x", ["east"]),
               (2.0, [None, "blue-3", None], "x", [])]
     events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
-    clock = Clock()
-    session = RefereeSession(clock=clock)
-    session.start_match(["Ana", "Ben", "Cy"])
-    session.start_round(TALL)
-    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3)), Reader(clock, script), Camera(clock),
-                     ScriptedSensors(), ScriptedDetectors(clock, events), clock, frame_period_s=0.1,
-                     spot_source=lambda q: ("1/1", {"stick_out_scores": {"1/1": 0.3, "3/0": 0.0}}))
+    clock, session, loop, _ = make_loop(script, events, tower=TALL, reader=Reader,
+                                        spot_source=lambda q: ("1/1", {"stick_out_scores": {"1/1": 0.3, "3/0": 0.0}}))
     run(clock, loop, 3.0)
     return session, loop
 
@@ -302,13 +293,9 @@ def test_which_of_two_identical_blocks_is_told_by_the_direction_the_fingertips_p
     script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "red-2", None], "x", ["east"]),
               (2.0, [None, "red-2", None], "x", [])]
     events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
-    clock = Clock()
-    session = RefereeSession(clock=clock)
-    session.start_match(["Ana", "Ben", "Cy"])
-    session.start_round(doubles)
-    loop = TableLoop(session, Fuser(SeatingPlan.evenly(3), footprint=Footprint((150.0, 150.0), 37.5)),
-                     TipsReader(clock, script), Camera(clock), ScriptedSensors(), ScriptedDetectors(clock, events), clock,
-                     frame_period_s=0.1, spot_source=lambda q: (None, {}))
+    clock, session, loop, _ = make_loop(script, events, tower=doubles, reader=TipsReader,
+                                        fuser=Fuser(SeatingPlan.evenly(3), footprint=Footprint((150.0, 150.0), 37.5)),
+                                        spot_source=lambda q: (None, {}))
     run(clock, loop, 3.0)
     assert session.question is None and not loop.stats.questions
     pull = next(f for f in loop.stats.fused if f.event["event"] == "pull")
