@@ -19,7 +19,7 @@ import numpy as np
 
 from vision import patch_features as pf
 from vision import top_level as tl
-from vision.hands import find_hands
+from vision.hands import find_hands, hand_grid
 from vision.kit import Kit, KitError, load_kit
 from vision.models import train_kernel, train_linear
 from vision.background import learn_background
@@ -235,6 +235,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
 
     # 4. hand thresholds: small grid search on the kit's hand counts
     grid = cfg["calibration"]["hand_grid"]
+    cells = hand_grid(cfg["hands"], kit.tray, bg)  # the search varies no setting of the cells themselves
     best = None
     for chroma in grid["chroma"]:
         for width in grid["two_arm_width_mm"]:
@@ -242,7 +243,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
                 hc = merge(cfg, {"hands": {"chroma": chroma, "two_arm_width_mm": width, "plane_above_top_mm": above}})
                 right = 0
                 for p in prepared:
-                    n = len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z, bg, tl.color_gains(cfg, p.tray_bgr)))
+                    n = len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z, bg, tl.color_gains(cfg, p.tray_bgr), cells))
                     right += n == kit.labels[p.name].hands
                 score = right / len(prepared)
                 if best is None or score > best[0] + 1e-9:

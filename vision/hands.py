@@ -80,9 +80,9 @@ def hand_plane_z(cfg: Mapping, z_top: float) -> float:
 
 
 @dataclass(frozen=True)
-class _Grid:
+class HandGrid:
     """What the hand grid's cells are, whatever the frame: built once per tray, background and
-    grid settings (`_grid`). Arrays are read-only."""
+    grid settings (`hand_grid`; the vision pipeline keeps its own). Arrays are read-only."""
 
     tray: Tray
     bg: object
@@ -101,7 +101,6 @@ class _Grid:
     bg_missing_idx: np.ndarray | None  # flat indices of those cells
 
 
-_GRIDS: dict[tuple, _Grid] = {}
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
 _ONES: dict[tuple[int, int], np.ndarray] = {}
 
@@ -111,18 +110,14 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _grid(hc: Mapping, tray: Tray, bg) -> _Grid:
-    """The grid for this tray, background and these settings (built on first use: they are the
-    pipeline's, not the frame's; nothing of a frame is kept)."""
+def hand_grid(hc: Mapping, tray: Tray, bg) -> HandGrid:
+    """The grid for this tray, background and these settings: the pipeline's, not the frame's, so
+    it is built once (`vision.reader.Pipeline.hand_grid`) and passed to `find_hands`."""
     g = float(hc["cell_mm"])
     margin = float(hc["tray_margin_mm"])
     rim = float(hc["tray_rim_mm"])
     band = float(hc["table_band_mm"])
     pad = float(hc["marker_pad_mm"])
-    key = (id(tray), id(bg), g, margin, rim, band, pad)
-    got = _GRIDS.get(key)
-    if got is not None and got.tray is tray and got.bg is bg:
-        return got
     cx, cy = tray.tower_center
     x0, y0, x1, y1 = tray.extent()
     half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
@@ -147,14 +142,11 @@ def _grid(hc: Mapping, tray: Tray, bg) -> _Grid:
                                      borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan, np.nan, np.nan))
         bg_missing = ~np.isfinite(bg_bgr).all(axis=-1)
         bg_missing_idx = np.flatnonzero(bg_missing)
-    if len(_GRIDS) >= 8:
-        _GRIDS.clear()
     design = _design(ground)
-    out = _Grid(tray, bg, n, A, ii, jj, ground, design, within(margin), ~within(rim), border, marker,
+    out = HandGrid(tray, bg, n, A, ii, jj, ground, design, within(margin), ~within(rim), border, marker,
                 *(None if a is None else _readonly(a) for a in (bg_bgr, bg_missing, bg_missing_idx)))
     for a in (A, ii, jj, ground, design, out.on_sheet, out.off_rim, border, marker):
         _readonly(a)
-    _GRIDS[key] = out
     return out
 
 
@@ -166,10 +158,11 @@ def _ones(h: int, w: int) -> np.ndarray:
 
 
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
-              bg=None, gains: np.ndarray | None = None) -> HandMask:
-    """Rectify the tray onto a grid and mark the cells where the camera sees something else."""
+              bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None) -> HandMask:
+    """Rectify the tray onto a grid and mark the cells where the camera sees something else.
+    `grid`: `hand_grid(cfg["hands"], tray, bg)`, built once by the caller (else here, per frame)."""
     hc = cfg["hands"]
-    G = _grid(hc, tray, bg)
+    G = grid if grid is not None else hand_grid(hc, tray, bg)
     g = float(hc["cell_mm"])
     band = float(hc["table_band_mm"])
     n, A, ii, jj = G.n, G.A, G.ii, G.jj
@@ -717,10 +710,11 @@ def _entry_deg(e: np.ndarray, u: np.ndarray, radius: float) -> float:
 
 
 def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
-               bg=None, gains: np.ndarray | None = None) -> tuple[HandReading, ...]:
-    """The hands within one block length of the tower's footprint, each with where its arm comes from."""
+               bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None) -> tuple[HandReading, ...]:
+    """The hands within one block length of the tower's footprint, each with where its arm comes from
+    (`grid`: as for `hand_mask`)."""
     hc = cfg["hands"]
-    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains)
+    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid)
     hands: list[HandReading] = []
     for a in counted_arms(hc, arm_entries(cfg, tray, m)):
         if a.width_mm >= float(hc["two_arm_width_mm"]):  # two side by side, each from its own side of the arm

@@ -75,7 +75,7 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
         gains = tl.color_gains(pipe.cfg, tray_bgr)
         z = top_height(pipe, reg, img, tray_bgr, gains)
         t0 = time.process_time()
-        hands = find_hands(pipe.cfg, pipe.tray, reg, img, tray_bgr, z, pipe.background, gains)
+        hands = find_hands(pipe.cfg, pipe.tray, reg, img, tray_bgr, z, pipe.background, gains, pipe.hand_grid)
         ms.append((time.process_time() - t0) * 1000)
         n += 1
         exact += len(hands) == lab.hands

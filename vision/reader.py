@@ -20,7 +20,7 @@ from vision import patch_features as pf
 from vision import plane_height
 from vision import top_level as tl
 from vision.background import TrayBackground
-from vision.hands import find_hands
+from vision.hands import find_hands, hand_grid
 from vision.kit import KitError, Tray, load_tray
 from vision.models import LinearModel, load_model
 from vision.tray import Registration, TrayNotFound, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
@@ -69,6 +69,7 @@ class Pipeline:
         self.detector = make_detector(self.cfg)
         self.height_probes = plane_height.make_probes(self.cfg, self.tray)
         self.tray_points = tl.tray_samples(self.tray)  # where the tray's colour is measured
+        self.hand_grid = hand_grid(self.cfg["hands"], self.tray, self.background)  # the hands' cells, whatever the frame
 
 
 def load_pipeline(folder: str | Path) -> Pipeline:
@@ -280,7 +281,7 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     z = float(level) * float(p.tray.block_mm[2])
     ev = slot_evidence(p, ctx, img, z, orient)
     slots = slot_readings(p, ev)
-    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains)
+    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, None)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
@@ -320,7 +321,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         if orient not in reads:
             reads[orient] = slot_evidence(p, ctx, img, z, orient)
     slots = slot_readings(p, reads[orient])
-    hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains)
+    hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains, p.hand_grid)
     o_conf = float(max(po))
     uncertain, note = _uncertainty(p, slots, o_conf)
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
