@@ -164,17 +164,21 @@ def test_a_collapse_taken_back_on_the_page_reopens_the_round_and_the_referee_wat
     assert not session.over and not loop.fuser.collapsed  # watching the tower again
 
 
+def reads_in_the_middle_of_an_x_top(middle):
+    """A camera that reads `middle` in slot 1 of the new "x" level on top (its sides empty)."""
+    class Reader(ScriptedReader):
+        def read(self, image, t, seq, z_hint_mm=None, top_names=None):
+            r = super().read(image, t, seq, z_hint_mm, top_names)
+            if r.orientation == "x":
+                return TopLevelReading("x", (SlotReading(None, 0.9), middle, SlotReading(None, 0.9)), r.hands, t=t)
+            return r
+    return Reader
+
+
 def test_a_doubtful_block_is_named_by_where_the_pull_frames_show_it_sticking_out():
     """Read "red 2, or red 1, or red 3?" on top: the frames of the pull show a block coming out of
     level 2, slot 0, which the map says is the red 2. No one is asked."""
     doubtful = SlotReading(Block.parse("red-2"), 0.2, (("red-2", 0.2), ("red-1", 0.18), ("red-3", 0.15)))
-
-    class DoubtfulReader(ScriptedReader):
-        def read(self, image, t, seq, z_hint_mm=None, top_names=None):
-            r = super().read(image, t, seq, z_hint_mm, top_names)
-            if r.orientation == "x":
-                return TopLevelReading("x", (SlotReading(None, 0.9), doubtful, SlotReading(None, 0.9)), r.hands, t=t)
-            return r
 
     probes = []
 
@@ -185,7 +189,7 @@ def test_a_doubtful_block_is_named_by_where_the_pull_frames_show_it_sticking_out
     script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"]), (1.5, [None, "red-2", None], "x", ["east"]),
               (2.0, [None, "red-2", None], "x", [])]
     events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
-    clock, session, loop, _ = make_loop(script, events, reader=DoubtfulReader, spot_source=pull_frames_show)
+    clock, session, loop, _ = make_loop(script, events, reader=reads_in_the_middle_of_an_x_top(doubtful), spot_source=pull_frames_show)
     run(clock, loop, 3.0)
     assert probes and set(probes[0]) == {"1/0", "2/0", "3/0"}
     pull = next(f for f in loop.stats.fused if f.event["event"] == "pull")
@@ -243,17 +247,10 @@ def _blue_3_on_top(confidence):
     coming out of slot 1 of an "x" level, which they place at level 1 (the height they tell poorly)."""
     read = SlotReading(Block.parse("blue-3"), confidence, (("blue-3", confidence), ("blue-1", 0.1), ("blue-4", 0.03)))
 
-    class Reader(ScriptedReader):
-        def read(self, image, t, seq, z_hint_mm=None, top_names=None):
-            r = super().read(image, t, seq, z_hint_mm, top_names)
-            if r.orientation == "x":
-                return TopLevelReading("x", (SlotReading(None, 0.9), read, SlotReading(None, 0.9)), r.hands, t=t)
-            return r
-
     script = [(0.0, TALL[-1], "y", []), (0.5, TALL[-1], "y", ["east"]), (1.5, [None, "blue-3", None], "x", ["east"]),
               (2.0, [None, "blue-3", None], "x", [])]
     events = [SensorEvent(SensorEventKind.LIFT, 0.8), SensorEvent(SensorEventKind.PLACE, 1.8)]
-    clock, session, loop, _ = make_loop(script, events, tower=TALL, reader=Reader,
+    clock, session, loop, _ = make_loop(script, events, tower=TALL, reader=reads_in_the_middle_of_an_x_top(read),
                                         spot_source=lambda q: ("1/1", {"stick_out_scores": {"1/1": 0.3, "3/0": 0.0}}))
     run(clock, loop, 3.0)
     return session, loop
