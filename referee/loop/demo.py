@@ -461,6 +461,8 @@ def referee_caught_up(rnd, twin) -> bool:
 
 def truth_option(question, truth: list[dict]) -> str | None:
     """The choice a player who saw the turn picks for the referee's question (None: none is right)."""
+    from referee.loop.fusion import OTHER_BLOCK
+
     if question.kind == "who_touched":
         return _who_touched(question, truth)
     pull = next((e for e in truth if e["type"] == "pull"), None)
@@ -471,6 +473,8 @@ def truth_option(question, truth: list[dict]) -> str | None:
         pick = f"{pull['level']}/{pull['slot']}"
     elif question.kind == "which_block" and pull is not None:
         pick = pull["block"]
+        if pick not in question.options and OTHER_BLOCK in question.options:
+            return OTHER_BLOCK  # none of those offered: the player says so, and is then offered the rest
     else:
         return None
     return pick if pick in question.options else None

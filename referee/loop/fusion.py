@@ -175,6 +175,7 @@ class Question:
 
 Output = Union[FusedEvent, Question]
 NOBODY = "nobody"  # the answer to "who was touching the tower?" when no one was
+OTHER_BLOCK = "another block"  # the answer to "is the block placed on top X?" when it is none of those offered
 
 
 @dataclass
@@ -704,6 +705,10 @@ class Fuser:
             names = sorted({b.name for lv, s, b in tower.positions() if lv < tower.top_level or tower.is_available(lv, s)})
             return [Question(f"Which block was placed on level {level}, slot {slot}?", tuple(names),
                              {**ctx, "level": level, "slot": slot}, kind="which_block")]
+        if question.kind == "which_block" and option == OTHER_BLOCK:
+            offered = set(question.options)
+            names = tuple(sorted({b.name for b in tower.blocks()} - offered))
+            return [Question("Which block was placed on top?", names, ctx, kind="which_block")]
         spot = (int(ctx["level"]), int(ctx["slot"]))
         if question.kind == "which_block":
             choice = choose_block(tower, SlotReading(Block.parse(option), 1.0), self.config)
@@ -798,8 +803,9 @@ def choose_block(tower: Tower, reading, config: FusionConfig):
     if reading.block is not None and name != reading.block.name:
         note = f"read {reading.block.name}, but the map holds none: taken as {name}"
     if score < config.ask_below:
-        return Question(f"Is the block placed on top {Block.parse(name).spoken()}?",
-                        tuple(n for n, _ in in_map[:4]))
+        offered = tuple(n for n, _ in in_map[:4])
+        more = (OTHER_BLOCK,) if len(names_in_map) > len(offered) else ()  # the reading may have missed it
+        return Question(f"Is the block placed on top {Block.parse(name).spoken()}?", offered + more)
     block = Block.parse(name)
     spots = [(lv, s) for lv, s, b in tower.positions() if b == block and lv < tower.top_level]
     if not spots:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from referee.events import IllegalEvent, parse_event
-from referee.loop.fusion import NOBODY, FusedEvent, Fuser, Question
+from referee.loop.fusion import NOBODY, OTHER_BLOCK, FusedEvent, Fuser, Question
 from referee.loop.pulled_from import PullFrames, settle_which_spot
 from referee.loop.session import RefereeSession
 from referee.observations import ButtonPress, SensorEvent, TopLevelReading
@@ -430,7 +430,7 @@ class TableLoop:
         """A block on top read doubtfully among a few candidates: where the pull's frames show a block
         sticking out of the tower names it, through the map (each candidate's places are scored)."""
         tower = rnd.tower
-        names = set(question.options)
+        names = set(question.options) - {OTHER_BLOCK}
         if len(names) > self.fuser.config.which_block_from_frames_max:
             return False  # "which block was it, of all?": too many places to tell apart from the frames
         places = tuple(f"{lv}/{s}" for lv, s, b in tower.positions() if b.name in names and lv < tower.top_level)

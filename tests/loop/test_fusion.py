@@ -3,7 +3,8 @@
 from referee.blocks import Block
 from referee.engine import new_round
 from referee.events import parse_event
-from referee.loop.fusion import Footprint, FusedEvent, Fuser, FusionConfig, Question, SeatingPlan, placed_slot
+from referee.loop.fusion import (OTHER_BLOCK, Footprint, FusedEvent, Fuser, FusionConfig, Question, SeatingPlan,
+                                 placed_slot)
 from referee.observations import HandReading, SensorEvent, SensorEventKind, SlotReading, TopLevelReading
 
 TOWER = [
@@ -107,6 +108,21 @@ def test_a_reading_the_map_cannot_settle_is_asked_not_guessed():
     lift_and_weight_back(f, rnd, 0.2)
     out = feed(f, rnd, [TopLevelReading("x", slots, (), t=1.0), TopLevelReading("x", slots, (), t=1.1)])
     assert len(out) == 1 and isinstance(out[0], Question)
+
+
+def test_when_the_block_placed_is_none_of_those_offered_the_table_says_so_and_picks_it_from_the_rest():
+    rnd = rnd3()
+    f = Fuser(SEATS, FusionConfig(ask_below=0.3))
+    slots = (SlotReading(None, 0.9), SlotReading(Block.parse("yellow-3"), 0.1, (("red-3", 0.05),)), SlotReading(None, 0.9))
+    lift_and_weight_back(f, rnd, 0.2)
+    (asked,) = feed(f, rnd, [TopLevelReading("x", slots, (), t=1.0), TopLevelReading("x", slots, (), t=1.1)])
+    assert asked.options == ("yellow-3", "red-3", OTHER_BLOCK)
+    (rest,) = f.answer(asked, OTHER_BLOCK, rnd)
+    assert rest.kind == "which_block" and "red-1" in rest.options
+    assert "yellow-3" not in rest.options and OTHER_BLOCK not in rest.options
+    out = f.answer(rest, "red-1", rnd)
+    assert [o.event for o in out] == [{"event": "pull", "level": 1, "slot": 0, "player": "Ana", "block": "red-1"},
+                                      {"event": "place", "level": 5, "slot": 1}]
 
 
 def test_a_collapse_is_blamed_through_the_hand_on_the_tower():
