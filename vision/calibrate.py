@@ -122,13 +122,23 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
                 Y["orientation"].append(o)
             patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
-            for s, patch in enumerate(patches):
+            followed = patches
+            if cfg["top"].get("color_follows_glyph"):  # cut as the reader cuts them (reader.slot_features)
+                offsets = [tl.glyph_offset(cfg, kit.tray, p.reg, p.img, z, lab.orientation, s) for s in range(3)]
+                followed = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation, offsets)
+            occ_patches = followed if cfg["top"].get("occupancy_follows_glyph") else patches
+            for s, (patch, occ_patch) in enumerate(zip(followed, occ_patches)):
                 block = lab.slots[s]
                 for _ in range(n_gain):
                     gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
                     labs = pf.patch_labs([patch], gains)
                     cf = pf.color_features(labs)[0]
-                    X["occupancy"].append(pf.occupancy_features(cfg, labs, cf[None])[0])
+                    if occ_patch is patch:
+                        labs_o, cf_o = labs, cf
+                    else:
+                        labs_o = pf.patch_labs([occ_patch], gains)
+                        cf_o = pf.color_features(labs_o)[0]
+                    X["occupancy"].append(pf.occupancy_features(cfg, labs_o, cf_o[None])[0])
                     Y["occupancy"].append("empty" if block is None else "block")
                     if block is not None:
                         X["color"].append(cf)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -172,34 +172,51 @@ def slot_patch_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float,
     return reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ A
 
 
+def glyph_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
+                 jitter: np.ndarray | None = None) -> tuple[float, float]:
+    """Where the glyph's ink lies from the slot's centre (dx along the block, dy across, in mm;
+    (0, 0) when no glyph is found, as for a Wild's white W or an empty slot).
+
+    A block lies a few mm off its slot and the found height moves the whole top by a few mm; a
+    played tower's top can lie half a slot across. The search area (search_w_mm x search_h_mm
+    round the slot's centre) is rectified at locate_px_per_mm and the glyph found in it
+    (`glyph_center`); the move is kept within the search area less the crop. `jitter` (3x3,
+    slot mm -> slot mm) moves the search area as a block a few mm or degrees off its slot would
+    (calibration's augmentation)."""
+    gc = cfg["glyph"]
+    cw, ch = float(gc["crop_w_mm"]), float(gc["crop_h_mm"])
+    sw, sh = max(cw, float(gc.get("search_w_mm", cw))), max(ch, float(gc.get("search_h_mm", ch)))
+    if sw <= cw and sh <= ch:
+        return 0.0, 0.0
+    J = np.eye(3) if jitter is None else jitter
+    H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ J
+    lp = float(gc.get("locate_px_per_mm", 1.0))
+    ns = (int(round(sw * lp)), int(round(sh * lp)))
+    A1 = np.array([[1 / lp, 0, -sw / 2], [0, 1 / lp, -sh / 2], [0, 0, 1]])
+    small = cv2.warpPerspective(img, H @ A1, ns, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                borderMode=cv2.BORDER_REPLICATE)
+    c = glyph_center(cfg, small, lp)
+    if c is None:
+        return 0.0, 0.0
+    dx = min(max(c[0] - sw / 2, -(sw - cw) / 2), (sw - cw) / 2)
+    dy = min(max(c[1] - sh / 2, -(sh - ch) / 2), (sh - ch) / 2)
+    return float(dx), float(dy)
+
+
 def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
-               jitter: np.ndarray | None = None) -> np.ndarray:
+               jitter: np.ndarray | None = None, offset: tuple[float, float] | None = None) -> np.ndarray:
     """The glyph area of one slot (crop_w_mm x crop_h_mm), centred on the glyph's ink, rectified
     at warp_px_per_mm and shrunk with area averaging to the feature size (no aliasing).
 
-    A block lies a few mm off its slot and the found height moves the whole top by a few mm, so
-    a crop fixed on the slot's centre cuts the glyph at its edges (most misread glyphs). The
-    search area (search_w_mm x search_h_mm round the slot's centre) is rectified at
-    locate_px_per_mm, the glyph found in it (`glyph_center`) and the crop cut round it. `jitter` (3x3, slot mm -> slot
-    mm) moves the search area as a block a few mm or degrees off its slot would (calibration's
-    augmentation)."""
+    A crop fixed on the slot's centre cuts the glyph at its edges (most misread glyphs), so the
+    crop is cut round the ink that `glyph_offset` finds (or at `offset`, when the caller has
+    found it already)."""
     gc = cfg["glyph"]
     ppm = float(gc["warp_px_per_mm"])
     cw, ch = float(gc["crop_w_mm"]), float(gc["crop_h_mm"])
-    sw, sh = max(cw, float(gc.get("search_w_mm", cw))), max(ch, float(gc.get("search_h_mm", ch)))
     J = np.eye(3) if jitter is None else jitter
     H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ J
-    dx = dy = 0.0
-    if sw > cw or sh > ch:
-        lp = float(gc.get("locate_px_per_mm", 1.0))
-        ns = (int(round(sw * lp)), int(round(sh * lp)))
-        A1 = np.array([[1 / lp, 0, -sw / 2], [0, 1 / lp, -sh / 2], [0, 0, 1]])
-        small = cv2.warpPerspective(img, H @ A1, ns, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                    borderMode=cv2.BORDER_REPLICATE)
-        c = glyph_center(cfg, small, lp)
-        if c is not None:
-            dx = min(max(c[0] - sw / 2, -(sw - cw) / 2), (sw - cw) / 2)
-            dy = min(max(c[1] - sh / 2, -(sh - ch) / 2), (sh - ch) / 2)
+    dx, dy = offset if offset is not None else glyph_offset(cfg, tray, reg, img, z, orient, slot, jitter)
     n = (int(round(cw * ppm)), int(round(ch * ppm)))
     A = np.array([[1 / ppm, 0, dx - cw / 2], [0, 1 / ppm, dy - ch / 2], [0, 0, 1]])
     big = cv2.warpPerspective(img, H @ A, n, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
@@ -263,13 +280,19 @@ def jitter_matrix(rng: np.random.Generator, shift_mm: float, deg: float, scale: 
     return np.array([[s * np.cos(a), -s * np.sin(a), dx], [s * np.sin(a), s * np.cos(a), dy], [0, 0, 1]])
 
 
-def slot_patches(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str) -> list[np.ndarray]:
+def slot_patches(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
+                 offsets: Sequence[tuple[float, float]] | None = None) -> list[np.ndarray]:
+    """The three slots of a level rectified (long side horizontal), each cut at its nominal place
+    or, with `offsets` (slot mm, as `glyph_offset` gives), round where its block's glyph lies."""
     ppm = float(cfg["top"]["patch_px_per_mm"])
     L, W, _ = tray.block_mm
     size = (int(round(L * ppm)), int(round(W * ppm)))
     out = []
     for s in range(3):
         Hs = slot_patch_homography(cfg, tray, reg, z, orient, s)
+        if offsets is not None:
+            dx, dy = offsets[s]
+            Hs = Hs @ np.array([[1, 0, dx * ppm], [0, 1, dy * ppm], [0, 0, 1]])
         out.append(cv2.warpPerspective(img, Hs, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                        borderMode=cv2.BORDER_REPLICATE))
     return out

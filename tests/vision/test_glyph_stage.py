@@ -92,3 +92,45 @@ def test_the_glyph_centre_is_in_mm_whatever_the_search_crops_resolution():
     c1, c15 = tl.glyph_center(cfg, img), tl.glyph_center(cfg, fine, 1.5)
     assert c1 is not None and c15 is not None
     assert abs(c1[0] - c15[0]) < 1.0 and abs(c1[1] - c15[1]) < 1.0
+
+
+def _top_view_of_a_level_half_a_slot_across(shift_mm: float = 12.0, px_per_mm: int = 2):
+    """A camera straight down (px_per_mm px a mm, tray origin at the image corner) over a top level
+    of "x" orientation laid shift_mm across (+y) from its nominal slots: a blue 1 in slot 0, a red 1
+    in slot 1 beside it, slot 2 empty, as on the twin's seed-111 match."""
+    from types import SimpleNamespace
+
+    from vision.synthkit import default_tray
+
+    tray = default_tray()
+    k = float(px_per_mm)
+    H = np.array([[k, 0, 0], [0, k, 0], [0, 0, 1]], dtype=np.float64)
+    reg = SimpleNamespace(camera=SimpleNamespace(plane_homography=lambda z: H))
+    img = np.full((int(280 * k), int(280 * k), 3), (150, 190, 200), np.uint8)  # the tray
+    (cx, cy), (L, W, _) = tray.tower_center, tray.block_mm
+    for slot, ink in ((0, (200, 80, 30)), (1, (40, 40, 200))):  # BGR: blue, red
+        y = cy + (slot - 1) * W + shift_mm
+        x0, x1, y0, y1 = (int(round(v * k)) for v in (cx - L / 2, cx + L / 2, y - W / 2 + 0.5, y + W / 2 - 0.5))
+        cv2.rectangle(img, (x0, y0), (x1, y1), ink, -1)
+        cv2.ellipse(img, (int(cx * k), int(y * k)), (int(17 * k), int(9 * k)), -20, 0, 360, (225, 240, 245), -1)
+        cv2.rectangle(img, (int((cx - 2) * k), int((y - 6) * k)), (int((cx + 2) * k), int((y + 6) * k)), ink, -1)
+    return tray, reg, img
+
+
+def _blue_share(patch: np.ndarray) -> float:
+    b, g, r = (patch[..., i].astype(int) for i in range(3))
+    return float(np.mean((b > 150) & (r < 100)))
+
+
+def test_a_top_laid_half_a_slot_across_is_read_where_its_blocks_lie_not_at_the_nominal_slots():
+    """Seed 111: slot 0's patch cut at its nominal place was half the blue 1, half the red 1 beside it,
+    and the vivid red won. Cut round the blue 1's glyph, the patch is the blue block."""
+    cfg = default_config()
+    tray, reg, img = _top_view_of_a_level_half_a_slot_across()
+    offsets = [tl.glyph_offset(cfg, tray, reg, img, 0.0, "x", s) for s in range(3)]
+    # slot frame "x": b (across) runs along -y, so a level 12 mm towards +y is 12 mm towards -b
+    assert abs(offsets[0][1] + 10.0) < 1.0  # found, and held within the search area's reach (10 mm)
+    nominal = tl.slot_patches(cfg, tray, reg, img, 0.0, "x")
+    followed = tl.slot_patches(cfg, tray, reg, img, 0.0, "x", offsets)
+    assert _blue_share(nominal[0]) < 0.4
+    assert _blue_share(followed[0]) > 0.6
