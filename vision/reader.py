@@ -116,10 +116,13 @@ def _check_feature_sizes(d: Path, cfg: dict, tray: Tray, models: Mapping) -> Non
     labs = pf.patch_labs([patch], gains)
     col = pf.color_features(labs)
     gc = cfg["glyph"]
+    oc = cfg["orientation"]
+    face = int(round((2 * tray.footprint_half + 2 * float(oc["margin_mm"])) * float(oc["px_per_mm"])))
     sizes = {
         "color": col.shape[1],
         "occupancy": pf.occupancy_features(cfg, labs, col).shape[1],
         "glyph": len(tl.glyph_features(cfg, np.full((int(gc["height"]), int(gc["width"]), 3), 128, np.uint8))),
+        "orientation": len(tl.orientation_features(cfg, tray, np.full((face, face, 3), 128, np.uint8))),
     }
     for name, n in sizes.items():
         m = models.get(name)
@@ -261,6 +264,23 @@ def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
     return SlotEvidence(p_occ, p_col, p_gly)
 
 
+def reading_evidence(ev: SlotEvidence, empty_weight: float) -> float:
+    """How well one orientation's three slots read: each slot as a whole, confidently read
+    block, or (with `empty_weight`) as surely empty, times the chance that some slot holds a
+    block (a top level has one).
+
+    Counting only the blocks read favours the wrong orientation whenever the top has one or two
+    blocks: its slots run along the level below, whose blocks show for two thirds of their
+    length and read as blocks, while the right orientation's empty slots (the level below seen
+    across) add nothing. A slot surely empty is as good a reading as a block surely read; and
+    a reading of three empty slots (a full top seen across, each slot cut into three by the
+    seams) is no reading of a top at all."""
+    best = ev.p_col.max(axis=1) * ev.p_gly.max(axis=1)
+    per_slot = ev.p_occ * best + empty_weight * (1.0 - ev.p_occ)
+    some_block = 1.0 - float(np.prod(1.0 - ev.p_occ)) if empty_weight > 0 else 1.0
+    return float(np.sum(per_slot)) * some_block
+
+
 def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
     """Each slot's block (or empty) with its confidence and top-3 candidates."""
     dc = p.cfg["decision"]
@@ -320,8 +340,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
             continue  # the face pattern alone is sure enough: read only the other orientation
         ev = slot_evidence(p, ctx, img, z, o)
         reads[o] = ev
-        best = np.array([ev.p_col[s].max() * ev.p_gly[s].max() for s in range(3)])
-        score[o] = float(np.log(max(po[k], 1e-6)) + lam * float(np.sum(ev.p_occ * best)))
+        score[o] = float(np.log(max(po[k], 1e-6)) + lam * reading_evidence(ev, float(dc["orientation_empty_weight"])))
         if lam == 0:
             break
     if lam:

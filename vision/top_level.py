@@ -544,7 +544,48 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
         feats.append(np.array([np.log((np.add.reduce(gy, axis=None) / gy.size + 1)
                                       / (np.add.reduce(gx, axis=None) / gx.size + 1))]))
     feats.append(_stripe_uniformity(lab, m, W, ppm))
+    if float(oc.get("continuity_window_mm", 0.0)) > 0:
+        feats.append(seam_continuity(oc, W, gx3[..., 0] + gx3[..., 1] + gx3[..., 2],
+                                     gy3[..., 0] + gy3[..., 1] + gy3[..., 2]))
     return np.concatenate(feats).astype(np.float32)
+
+
+def seam_continuity(oc: Mapping, W: float, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """How unbroken each orientation's two inner seam lines are, from a face's gradients.
+
+    The top level's inner lines (between its slots, `W` apart) are edges along their whole
+    length wherever they bound a top block: a seam between two blocks or the step down beside
+    one. The level below lies across them, and its seams show only where no top block covers
+    them: they stop at the top block's side. So with one or two blocks on top both
+    orientations show seams, but only the top's run unbroken through all three thirds (the
+    thirds are the other orientation's slots). Per line, the step across it at each third is
+    a low percentile along that third (a glyph oval's curved flank near the line does not
+    count; the line must be straight), taken at one shared offset within continuity_window_mm
+    (a height a little off moves the whole line), and the line's strength is its weakest
+    third. Returns, per orientation ("x" then "y"), its stronger and weaker line, then the
+    difference of the stronger lines; all over the face's median gradient."""
+    ppm = float(oc["px_per_mm"])
+    m = float(oc["margin_mm"])
+    r = max(1, int(round(float(oc["continuity_window_mm"]) * ppm)))
+    q = float(oc["continuity_percentile"])
+    inset = float(oc["continuity_inset_mm"])
+    n = gy.shape[0]
+    thirds = [(int(round((m + s * W + inset) * ppm)), int(round((m + (s + 1) * W - inset) * ppm))) for s in range(3)]
+    span = min(b - a for a, b in thirds)
+    kth = min(span - 1, max(0, int(round(q / 100.0 * (span - 1)))))  # the percentile as one partition
+    out = []
+    for grad in (gy, gx.T):  # rows of gy are "x" lines; rows of gx transposed are "y" lines
+        lines = []
+        for k in (1, 2):
+            c = int(round((m + k * W) * ppm))
+            rows = grad[max(0, c - r): min(n, c + r + 1)]
+            band = np.stack([rows[:, a:a + span] for a, _ in thirds])  # (3, offsets, span)
+            low = np.partition(band, kth, axis=2)[..., kth]  # (3, offsets)
+            lines.append(float(low.min(axis=0).max()))
+        out.append(sorted(lines, reverse=True))
+    scale = float(median_along(np.concatenate([gx.reshape(-1), gy.reshape(-1)]))) + 1.0
+    (x1, x2), (y1, y2) = out
+    return np.array([x1, x2, y1, y2, x1 - y1]) / scale
 
 
 def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.ndarray:
