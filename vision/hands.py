@@ -8,7 +8,10 @@ own silhouette and the markers masked out, and the non-tray cells split into con
 Each place where a blob meets the tray's edge is an arm coming in; its direction (from where it
 enters towards the hand) extended out to the seats gives `entry_deg`, and the part of the blob on
 that arm's line says whether the hand reaches within one block length of the footprint (or onto
-the tower). An arm twice as wide as one arm is two hands side by side.
+the tower). An arm the table's colour is seen only over the tray: where a blob crosses the tray's
+rim with nothing seen on the table beyond, far from where it meets the edge, another arm comes
+in (its hand overlapping the first one's). An arm twice as wide as one arm is two hands side by
+side, unless another arm is over the tower already.
 
 The fingertip's side is no evidence of the seat (players reach round the tower); the arm's entry
 direction is.
@@ -43,6 +46,8 @@ class HandMask:
     xy: np.ndarray        # (n, n, 2) where what covers the cell would be at hand height (tray mm)
     z: float              # hand plane height (mm above the tray)
     cell_mm: float
+    # the tray's rim between the sheet and the table band (unseen, arms cross it): None, none
+    rim: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class ArmEntry:
     halves: tuple[tuple[float, tuple[float, float]], ...] = ()
     # it reaches the zone only through pieces of a hand cut off from it (`_join_ahead`)
     by_pieces: bool = False
+    # it comes in where it crosses the tray's rim, nothing of it seen on the table (`_unfed_rim`)
+    at_rim: bool = False
     # where it crosses the edge, cell by cell (tray mm on the hand plane): how near two entries are
     edge_cells: np.ndarray | None = field(default=None, compare=False, repr=False)
 
@@ -214,7 +221,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     k = int(hc["open_cells"])
     if k > 1:
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
-    return HandMask(fg, known, tower, outside, table, xy, z, g)
+    rim = ~on_sheet & ~G.off_rim & in_img & ~tower if band > 0 else None
+    return HandMask(fg, known, tower, outside, table, xy, z, g, rim)
 
 
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
@@ -491,26 +499,31 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     table = m.table.ravel()
     half = tray.footprint_half
     min_area = float(hc["min_area_mm2"]) / (g * g)
+    # where an arm crosses the tray's rim with nothing of it seen on the table beyond (an arm the
+    # table's colour): it comes in there, even when its blob also reaches the edge elsewhere
+    # through another arm it overlaps
+    unfed = _unfed_rim(hc, m, ec)
     runs: list[tuple[np.ndarray, set[int]]] = []  # (edge cells, blobs they belong to)
+    rim_runs: list[np.ndarray] = []  # the entries found at the rim alone
     for k in range(1, ncomp):
         if stats[k, cv2.CC_STAT_AREA] < min_area:
             continue
         i, pts = blob(k)
         at = edge[i]
-        if not at.any():
+        from_edge = at.any()
+        if not from_edge:
             at = rim[i]
         if not at.any():
             continue  # not connected to an arm from outside (tower sides, stray blocks, noise)
-        # separate entries: pieces of the edge band this blob touches, small gaps bridged
-        ent = np.zeros(lab.size, np.uint8)
-        ent[i[at]] = 1
-        nrun, rl = cv2.connectedComponents(cv2.dilate(ent.reshape(lab.shape), _K3, iterations=int(hc["merge_gap_cells"])),
-                                           connectivity=8)
-        rl_at, e_all = rl.ravel()[i[at]], pts[at]
-        for r in range(1, nrun):
-            e = e_all[rl_at == r]
-            if len(e) * g >= float(hc["min_entry_mm"]):
-                runs.append((e, {k}))
+        mine = _entry_runs(at, i, pts, lab.shape, int(hc["merge_gap_cells"]), float(hc["min_entry_mm"]) / g)
+        if from_edge and unfed is not None and unfed[i].any():
+            # an arm's width crossing the rim far from where the blob's other arms come in
+            apart = float(hc["rim_apart_mm"])
+            for e in _entry_runs(unfed[i], i, pts, lab.shape, int(hc["merge_gap_cells"]), float(hc["min_arm_width_mm"]) / g):
+                if all(_min_dist(e, o) > apart for o in mine):
+                    mine.append(e)
+                    rim_runs.append(e)
+        runs += [(e, {k}) for e in mine]
     # entries close together are one arm (fingers seen apart, an edge split by a marker), even
     # when the blobs they lead to are apart
     groups = _merge_close(runs, float(hc["same_arm_mm"]))
@@ -582,12 +595,44 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             halves = _halves(hc, tray, arm, e, E, u, float(_median1(across)))
         arm_j = ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
                          float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
-                         _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves, edge_cells=e)
+                         _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves,
+                         at_rim=any(e is r for r in rim_runs), edge_cells=e)
         if pieces[j]:
             alone = replace(arm_j, reach_mm=float(reach0[j]), on_tower=bool(touch0[j]), on_tray=bool(tray0[j]))
             arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
         out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
+
+
+def _entry_runs(at: np.ndarray, i: np.ndarray, pts: np.ndarray, shape: tuple[int, int], gap: int,
+                min_cells: float) -> list[np.ndarray]:
+    """The separate pieces (hand-plane points) of a blob's cells `i[at]` along an edge, gaps of up
+    to `gap` cells bridged, of at least `min_cells` cells: one arm coming in each."""
+    ent = np.zeros(shape[0] * shape[1], np.uint8)
+    ent[i[at]] = 1
+    nrun, rl = cv2.connectedComponents(cv2.dilate(ent.reshape(shape), _K3, iterations=gap), connectivity=8)
+    rl_at, e_all = rl.ravel()[i[at]], pts[at]
+    out = []
+    for r in range(1, nrun):
+        e = e_all[rl_at == r]
+        if len(e) >= min_cells:
+            out.append(e)
+    return out
+
+
+def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
+    """Flat mask of the tray-side cells along the rim with no arm seen on the table within
+    `rim_fed_mm` across it: an arm the colour of the table (dark skin on a dark table) shows
+    only where it is over the tray, so it comes in at the rim. None when there is no table band
+    (then every arm is seen from the sheet's edge) or the setting is off."""
+    fed_mm = float(hc.get("rim_fed_mm", 0.0))
+    if fed_mm <= 0 or m.rim is None or not m.table.any():
+        return None
+    rim = cv2.dilate(m.rim.view(np.uint8), _K3, iterations=ec).view(bool) & m.known & ~m.table
+    k = _kernel(2 * int(math.ceil(fed_mm / m.cell_mm)) + 1)
+    fed = cv2.dilate((m.fg & m.table).view(np.uint8), k).view(bool)
+    seen = cv2.dilate((m.table & m.known).view(np.uint8), k).view(bool)  # not where the image ends at the rim
+    return (rim & seen & ~fed).ravel()
 
 
 def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, groups: list[tuple[np.ndarray, set[int]]],
@@ -716,8 +761,9 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     hc = cfg["hands"]
     m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid)
     hands: list[HandReading] = []
-    for a in counted_arms(hc, arm_entries(cfg, tray, m)):
-        if a.width_mm >= float(hc["two_arm_width_mm"]):  # two side by side, each from its own side of the arm
+    arms = counted_arms(hc, arm_entries(cfg, tray, m))
+    for a in arms:
+        if splits_in_two(hc, a, len(arms)):  # two side by side, each from its own side of the arm
             looks = a.halves or ((a.entry_deg, a.tip_mm),) * 2
             for deg, tip in looks:
                 hands.append(HandReading(side=side_of(deg), tip_mm=tip, confidence=0.6, entry_deg=round(deg, 1)))
@@ -726,6 +772,16 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
         hands.append(HandReading(side=side_of(a.entry_deg), tip_mm=a.tip_mm, confidence=round(conf, 3),
                                  entry_deg=round(a.entry_deg, 1)))
     return tuple(hands)
+
+
+def splits_in_two(hc: Mapping, a: ArmEntry, counted: int) -> bool:
+    """Whether one counted arm (of `counted`) is two hands side by side: as wide as two arms.
+    Width alone is a guess (an arm and its shadow, a sleeve, a hand turned flat are as wide), so
+    beside another counted arm it is not made: that would be three hands over the tower at once,
+    while the "two or more" the referee needs is already seen (`split_beside_others` off)."""
+    if a.width_mm < float(hc["two_arm_width_mm"]):
+        return False
+    return counted <= 1 or bool(hc.get("split_beside_others", True))
 
 
 def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
