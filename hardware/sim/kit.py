@@ -41,6 +41,7 @@ class KitConfig:
     jitter_mm: float = 1.2
     jitter_deg: float = 1.5
     look_strength: float = 1.0
+    deal_tops: bool = True  # every block shows on top about equally often (see random_scene)
 
 
 @dataclass
@@ -60,7 +61,12 @@ class Scene:
         }
 
 
-def random_scene(rng: random.Random, cfg: KitConfig, config: WorldConfig) -> Scene:
+def random_scene(rng: random.Random, cfg: KitConfig, config: WorldConfig, top_deck: list[str] | None = None) -> Scene:
+    """A random tower and hands. With `top_deck` (a list the caller keeps across a kit's images),
+    the top level's blocks are dealt from it, refilled with the whole set shuffled when it runs
+    low, so every block shows on top about as often as every other: a kit of a few dozen photos
+    drawn freely can show the single Wild on top once, under a hand, and a calibration from it
+    never learns the Wild."""
     names = [b.name for b in BLOCK_SETS["standard-45"].blocks]
     rng.shuffle(names)
     height = rng.randint(cfg.min_levels, cfg.max_levels)
@@ -88,6 +94,18 @@ def random_scene(rng: random.Random, cfg: KitConfig, config: WorldConfig) -> Sce
     top = [False, False, False]
     for s in rng.sample((0, 1, 2), top_n):
         top[s] = True
+    if top_deck is not None:
+        if len(top_deck) < top_n:  # a new set under what is left (the deck never holds more than the set)
+            fresh = list(names)
+            for n in top_deck:
+                fresh.remove(n)
+            rng.shuffle(fresh)
+            top_deck[:0] = fresh
+        dealt = [top_deck.pop() for _ in range(top_n)]
+        rest = list(names)
+        for n in dealt:
+            rest.remove(n)
+        names = rest[: used() - top_n] + dealt  # the top level takes the last names
     it = iter(names)
     levels = [[next(it) if present else None for present in lv] for lv in lower + [top]]
 
@@ -167,12 +185,13 @@ def write_kit(out: Path, n_images: int, seed: int, cfg: KitConfig | None = None)
     (out / "images").mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     studio = KitStudio(seed=seed)
+    top_deck: list[str] | None = [] if cfg.deal_tops else None
     labels: dict[str, dict] = {}
     try:
         (out / "tray.json").write_text(json.dumps(studio.config.layout.tray_json(), indent=1) + "\n", encoding="utf-8")
         with open(out / "scenes.jsonl", "w", encoding="utf-8") as meta:
             for i in range(1, n_images + 1):
-                scene = random_scene(rng, cfg, studio.config)
+                scene = random_scene(rng, cfg, studio.config, top_deck)
                 studio.pose(scene, rng, cfg)
                 look = Look.random(rng, cfg.look_strength)
                 img = studio.photo(look)
