@@ -293,26 +293,70 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
                probes: Probes | None = None, focal_search: bool = True) -> tuple[float, Registration]:
     """The top face's height over the whole range: coarse candidates, the highest good peak, then
     a fine search round it, all on one rectified view; then (align.focal_factors) the focal
-    length searched with it. Returns the height and the registration whose camera fits it."""
+    length searched with it. Returns the height and the registration whose camera fits it.
+
+    With focal factors the coarse search already runs for every factor's camera: when the
+    camera's focal length is not the calibration's, the camera centre the markers imply is off,
+    and a tall tower's face (lifted far off the tray plane) lines up at no height at all for the
+    calibrated centre, so a lower level or the tray's edge won and the focal search round it
+    never saw the top."""
     ac = cfg["align"]
     level = tray.block_mm[2]
-    zmax = min(level * float(cfg["top"]["max_levels"]), float(ac["max_camera_fraction"]) * float(reg.camera.center[2]))
-    lo, hi = max(level * 0.5, z_lo), min(zmax, z_hi)
+    factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
+    # align.coarse_all_focal: the coarse search runs for every focal factor's camera, not only
+    # the calibrated one's (off by default: it fixed tall synthetic towers but read the twin worse)
+    centres = _focal_centres(reg, img.shape, factors if ac.get("coarse_all_focal", False) else [])
+    zcap = level * float(cfg["top"]["max_levels"])
+    frac = float(ac["max_camera_fraction"])
+    cz0 = float(centres[1.0][0][2])
+    lo, hi = max(level * 0.5, z_lo), min(zcap, frac * cz0, z_hi)
     if hi <= lo:
-        lo, hi = level * 0.5, zmax
+        lo, hi = level * 0.5, min(zcap, frac * cz0)
     step = float(ac["coarse_step_mm"])
-    coarse = np.arange(lo, hi + 1e-6, step)
-    pv = plane_view(cfg, tray, reg, img, lo, float(coarse[-1]) + step)
+    facs, zs, nadirs, czs = [], [], [], []
+    for fac, (C, _) in centres.items():
+        czf = float(C[2])
+        # about the same range as the calibrated camera's (heights scale with the camera's)
+        top = min(zcap, frac * czf, hi * czf / cz0)
+        c = np.arange(lo * czf / cz0, top + 1e-6, step)
+        facs.append(np.full(len(c), fac))
+        zs.append(c)
+        nadirs.append(np.broadcast_to(C[:2], (len(c), 2)))
+        czs.append(np.full(len(c), czf))
+    facs_a, zs_a = np.concatenate(facs), np.concatenate(zs)
+    nad_a, czs_a = np.concatenate(nadirs), np.concatenate(czs)
+    # the view covers every candidate face: the largest scale any candidate shows it at
+    k_max = float(np.max(czs_a / (czs_a - zs_a)))
+    pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step)
     pr = probes or make_probes(cfg, tray)
     alpha = float(ac["highest_within"])
-    sc = height_scores(cfg, tray, pv, pr, coarse, tray_bgr, bg, gains, within=alpha)
-    z0 = float(coarse[_highest_peak(sc, alpha)])
-    fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
-    z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains, within=1.0)))])
-    factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
+    one = len(centres) == 1
+    sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
+                       None if one else czs_a, within=alpha)
+    i = _highest_peak_blocks(sc, facs_a, czs_a / (czs_a - zs_a), alpha)
+    if one:
+        z0 = float(zs_a[i])
+        fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+        z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains, within=1.0)))])
+    else:  # the focal search starts from the coarse winner's face scale, as a height for the calibrated camera
+        k = float(czs_a[i] / (czs_a[i] - zs_a[i]))
+        z = cz0 * (1 - 1 / k)
     if not factors:
         return z, reg
-    return refine_focal(cfg, tray, reg, img.shape, pv, pr, z, factors, tray_bgr, bg, gains)
+    return refine_focal(cfg, tray, reg, img.shape, pv, pr, z, factors, tray_bgr, bg, gains, centres)
+
+
+def _focal_centres(reg: Registration, shape: tuple, factors: list[float]) -> dict[float, tuple]:
+    """Per focal factor (1.0 always, first): the camera centre the tray homography implies for
+    that focal length, and its pose (K, R, t; None for the calibrated camera)."""
+    out: dict[float, tuple] = {1.0: (np.asarray(reg.camera.center, dtype=np.float64), None)}
+    h, w = shape[:2]
+    f0 = float(reg.camera.K[0, 0])
+    for fac in factors:
+        if fac not in out:
+            K, R, t = _pose_for_focal(reg.H, f0 * fac, w, h)
+            out[fac] = (-R.T @ t, (K, R, t))
+    return out
 
 
 def _highest_peak(sc: np.ndarray, alpha: float) -> int:
@@ -322,6 +366,23 @@ def _highest_peak(sc: np.ndarray, alpha: float) -> int:
     right = np.r_[sc[1:], -np.inf]
     peaks = np.flatnonzero((sc >= alpha * sc.max()) & (sc >= left) & (sc >= right))
     return int(peaks[-1]) if len(peaks) else int(np.argmax(sc))
+
+
+def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, alpha: float) -> int:
+    """_highest_peak over candidates in runs (one run of rising heights per camera): among the
+    local maxima of every run within alpha of the best, the one showing the face largest."""
+    best = float(sc.max())
+    cut = np.flatnonzero(np.diff(block) != 0) + 1
+    keep = []
+    for a, b in zip(np.r_[0, cut], np.r_[cut, len(sc)]):
+        s = sc[a:b]
+        left = np.r_[-np.inf, s[:-1]]
+        right = np.r_[s[1:], -np.inf]
+        keep.extend(a + np.flatnonzero((s >= alpha * best) & (s >= left) & (s >= right)))
+    if not keep:
+        return int(np.argmax(sc))
+    keep = np.array(keep)
+    return int(keep[np.argmax(scale[keep])])
 
 
 def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -355,12 +416,13 @@ def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera
 
 
 def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes, z: float,
-                 factors: list[float], tray_bgr: np.ndarray, bg, gains) -> tuple[float, Registration]:
+                 factors: list[float], tray_bgr: np.ndarray, bg, gains,
+                 known: dict[float, tuple] | None = None) -> tuple[float, Registration]:
     """The focal length and height that fit the top face best, near the calibrated focal length
     and the height found with it. A camera that zooms (or another camera than the calibration's)
     moves the camera centre the markers imply, so no height lines the face up exactly; the markers
     fix the tray plane whatever the focal length, so only the centre moves, and the rectified
-    view is reused."""
+    view is reused. `known`: centres and poses already found (_focal_centres)."""
     ac = cfg["align"]
     h, w = shape[:2]
     f0 = float(reg.camera.K[0, 0])
@@ -369,6 +431,9 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     colour = bool(ac.get("focal_colour_checks", True))
     centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
     poses: dict[float, tuple] = {}
+    for fac, (C, pose) in (known or {}).items():
+        if pose is not None:
+            centres[fac], poses[fac] = C, pose
 
     def centre(fac: float) -> np.ndarray:
         if fac not in centres:  # only the centre is needed to score: C = -R^T t

@@ -100,3 +100,40 @@ def test_three_patches_at_once_give_what_each_gives_alone():
         c = pf.color_features(alone)
         assert np.allclose(together_c[s], c[0], atol=1e-5)
         assert np.allclose(together_o[s], pf.occupancy_features(cfg, alone, c)[0], atol=1e-5)
+
+
+def test_among_several_cameras_the_top_is_the_good_peak_showing_the_face_largest():
+    """Coarse heights come in one rising run per focal factor's camera: a local maximum near
+    the best in any run counts, and the one whose face is largest on the tray plane (the
+    highest level) wins, not merely the last run's."""
+    sc = np.array([0.2, 1.0, 0.3, 0.5, 0.97, 0.4, 0.1, 0.2, 0.3])
+    run = np.array([0.9, 0.9, 0.9, 1.0, 1.0, 1.0, 1.1, 1.1, 1.1])
+    scale = np.array([1.1, 1.3, 1.5, 1.1, 1.4, 1.6, 1.1, 1.2, 1.3])
+    assert ph._highest_peak_blocks(sc, run, scale, 0.95) == 4  # 0.97 at scale 1.4 beats 1.0 at 1.3
+    assert ph._highest_peak_blocks(sc, run, scale, 0.99) == 1  # only the best itself
+    # one run is the single-camera rule
+    assert ph._highest_peak_blocks(sc[:6], np.ones(6), np.arange(6.0), 0.9) == ph._highest_peak(sc[:6], 0.9)
+
+
+def test_the_coarse_height_search_already_tries_every_focal_factor(calibration, small_kit, monkeypatch):
+    """A camera whose focal length is not the calibration's implies a wrong camera centre, and a
+    tall tower's face then lines up at no height for it: the coarse search must score the
+    candidates of every focal factor's camera, not only the calibrated one's (when so set)."""
+    pipe = load_pipeline(calibration)
+    labels = json.loads((small_kit / "labels.json").read_text())
+    img = cv2.imread(str(small_kit / "images" / sorted(labels)[0]))
+    ctx = frame_context(pipe, img)
+    calls = []
+    real = ph.height_scores
+
+    def spy(*args, **kw):
+        calls.append(args[8] if len(args) > 8 else kw.get("nadirs"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(ph, "height_scores", spy)
+    cfg = {**pipe.cfg, "align": {**pipe.cfg["align"], "coarse_all_focal": True}}
+    ph.fit_height(cfg, pipe.tray, ctx.registration, img, ctx.tray_bgr, pipe.background, ctx.gains,
+                  probes=pipe.height_probes)
+    first = calls[0]
+    assert first is not None
+    assert len(np.unique(np.round(first, 3), axis=0)) == len(pipe.cfg["align"]["focal_factors"])
