@@ -97,6 +97,19 @@ def glyph_training_set(cfg: dict, tray, samples, rng) -> tuple[list, list]:
     return X, Y
 
 
+def occupancy_views(cfg: dict, patch: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """The slot patch `n` times for the occupancy model: the first `occupancy_degrade` as softer,
+    noisier cameras give it (`occupancy_jitter`), the rest as the kit's camera took it.
+
+    The occupancy features weigh seams and edges against the patch's texture; a kit's sharp,
+    clean empty slots teach a model that reads the blurred seams of the level below (seen
+    through an empty slot by a softer camera) as a whole block."""
+    k = min(n, int(cfg["calibration"].get("occupancy_degrade", 0)))
+    jc = cfg["calibration"].get("occupancy_jitter", {})
+    return [degrade(patch, rng, float(jc.get("blur_max_px", 0.0)), float(jc.get("noise_max", 0.0))) if i < k else patch
+            for i in range(n)]
+
+
 def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dict, dict]:
     """Heights fitted to the labels, features with jitter from every labelled image, then the four classifiers."""
     cfg = json.loads(json.dumps(cfg))
@@ -110,6 +123,7 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
     n_gain = int(cfg["calibration"]["gain_jitter_samples"])
     gsig = float(cfg["calibration"]["gain_jitter"])
+    occ_rng = rng.spawn(1)[0]  # its own stream: the other models' jitter stays as it was
     for p in prepared:
         lab = kit.labels[p.name]
         base_gains = tl.color_gains(cfg, p.tray_bgr)
@@ -129,14 +143,15 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
             occ_patches = followed if cfg["top"].get("occupancy_follows_glyph") else patches
             for s, (patch, occ_patch) in enumerate(zip(followed, occ_patches)):
                 block = lab.slots[s]
-                for _ in range(n_gain):
+                views = occupancy_views(cfg, occ_patch, n_gain, occ_rng)
+                for view in views:
                     gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
                     labs = pf.patch_labs([patch], gains)
                     cf = pf.color_features(labs)[0]
-                    if occ_patch is patch:
+                    if view is patch:
                         labs_o, cf_o = labs, cf
                     else:
-                        labs_o = pf.patch_labs([occ_patch], gains)
+                        labs_o = pf.patch_labs([view], gains)
                         cf_o = pf.color_features(labs_o)[0]
                     X["occupancy"].append(pf.occupancy_features(cfg, labs_o, cf_o[None])[0])
                     Y["occupancy"].append("empty" if block is None else "block")
