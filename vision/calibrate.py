@@ -135,12 +135,11 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 o = lab.orientation if k % 2 == 0 else ("y" if lab.orientation == "x" else "x")
                 X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
                 Y["orientation"].append(o)
-            patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
-            followed = patches
-            if cfg["top"].get("color_follows_glyph"):  # cut as the reader cuts them (reader.slot_features)
-                offsets = [tl.glyph_offset(cfg, kit.tray, p.reg, p.img, z, lab.orientation, s) for s in range(3)]
-                followed = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation, offsets)
-            occ_patches = followed if cfg["top"].get("occupancy_follows_glyph") else patches
+            occ_patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
+            followed = list(occ_patches)  # colour patches cut as the reader cuts them (reader.slot_features)
+            offsets = [tl.glyph_offset(cfg, kit.tray, p.reg, p.img, z, lab.orientation, s) for s in range(3)]
+            for s in tl.moved_slots(cfg, offsets):
+                followed[s] = tl.slot_patch(cfg, kit.tray, p.reg, p.img, z, lab.orientation, s, offsets[s])
             for s, (patch, occ_patch) in enumerate(zip(followed, occ_patches)):
                 block = lab.slots[s]
                 views = occupancy_views(cfg, occ_patch, n_gain, occ_rng)

@@ -217,27 +217,28 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray):
     """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features.
 
-    Each slot's glyph is found first; the colour (and, if so set, the occupancy) patch is cut round
-    it, since a played top can lie half a slot across from the nominal slots and a patch cut there
-    is half one block, half its neighbour (a vivid neighbour then wins the colour)."""
+    Each slot's glyph is found first; the colour patch of a slot whose glyph lies off the slot is
+    cut again round it (`top_level.moved_slots`): a played top can lie half a slot across, and a
+    patch cut at the nominal slot is then half one block, half its neighbour (a vivid neighbour
+    wins the colour). Occupancy stays on the nominal slots: an empty slot's glyph search can
+    find the neighbour's glyph."""
     offsets = [tl.glyph_offset(p.cfg, p.tray, reg, img, z, orient, s) for s in range(3)]
     nominal = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient)
-    top = p.cfg["top"]
-    follow = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient, offsets) \
-        if top.get("color_follows_glyph") and any(o != (0.0, 0.0) for o in offsets) else nominal
-    labs_col = pf.patch_labs(follow, gains)
-    col = pf.color_features(labs_col)
-    if top.get("occupancy_follows_glyph") or follow is nominal:
-        labs_occ, col_occ = labs_col, col
-    else:
-        labs_occ = pf.patch_labs(nominal, gains)
-        col_occ = pf.color_features(labs_occ)
+    moved = tl.moved_slots(p.cfg, offsets)
+    again = [tl.slot_patch(p.cfg, p.tray, reg, img, z, orient, s, offsets[s]) for s in moved]
+    labs = pf.patch_labs(nominal + again, gains)  # one conversion and one feature pass for all of them
+    feats = pf.color_features(labs)
+    col = feats[:3].copy()
+    col[moved] = feats[3:]
+    patches = list(nominal)
+    for k, s in enumerate(moved):
+        patches[s] = again[k]
     gly = []
     for s in range(3):
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, s, offset=offsets[s])
         gly.append(tl.glyph_features(p.cfg, crop))
         gly.append(tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1])))
-    return follow, col, np.array(gly), pf.occupancy_features(p.cfg, labs_occ, col_occ)
+    return patches, col, np.array(gly), pf.occupancy_features(p.cfg, labs[:3], feats[:3])
 
 
 @dataclass(frozen=True)

@@ -284,18 +284,32 @@ def slot_patches(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z
                  offsets: Sequence[tuple[float, float]] | None = None) -> list[np.ndarray]:
     """The three slots of a level rectified (long side horizontal), each cut at its nominal place
     or, with `offsets` (slot mm, as `glyph_offset` gives), round where its block's glyph lies."""
+    return [slot_patch(cfg, tray, reg, img, z, orient, s, None if offsets is None else offsets[s]) for s in range(3)]
+
+
+def slot_patch(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
+               offset: tuple[float, float] | None = None) -> np.ndarray:
+    """One slot rectified, at its nominal place or moved by `offset` (slot mm)."""
     ppm = float(cfg["top"]["patch_px_per_mm"])
     L, W, _ = tray.block_mm
     size = (int(round(L * ppm)), int(round(W * ppm)))
-    out = []
-    for s in range(3):
-        Hs = slot_patch_homography(cfg, tray, reg, z, orient, s)
-        if offsets is not None:
-            dx, dy = offsets[s]
-            Hs = Hs @ np.array([[1, 0, dx * ppm], [0, 1, dy * ppm], [0, 0, 1]])
-        out.append(cv2.warpPerspective(img, Hs, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                       borderMode=cv2.BORDER_REPLICATE))
-    return out
+    Hs = slot_patch_homography(cfg, tray, reg, z, orient, slot)
+    if offset is not None:
+        dx, dy = offset
+        Hs = Hs @ np.array([[1, 0, dx * ppm], [0, 1, dy * ppm], [0, 0, 1]])
+    return cv2.warpPerspective(img, Hs, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+
+
+def moved_slots(cfg: Mapping, offsets: Sequence[tuple[float, float]]) -> list[int]:
+    """The slots whose colour patch is cut again round their glyph: those whose glyph lies at
+    least top.color_follow_min_mm off the nominal slot (a played top can lie half a slot across,
+    and a patch cut at the nominal slot is then half one block, half its neighbour; a move of a
+    few mm leaves the patch's colour medians as they are). None when top.color_follows_glyph is off."""
+    top = cfg["top"]
+    if not top.get("color_follows_glyph"):
+        return []
+    least = float(top.get("color_follow_min_mm", 0.0))
+    return [s for s, (dx, dy) in enumerate(offsets) if (dx, dy) != (0.0, 0.0) and np.hypot(dx, dy) >= least]
 
 
 def tray_samples(tray: Tray, n: int = 48) -> np.ndarray:

@@ -130,6 +130,8 @@ def test_a_top_laid_half_a_slot_across_is_read_where_its_blocks_lie_not_at_the_n
     offsets = [tl.glyph_offset(cfg, tray, reg, img, 0.0, "x", s) for s in range(3)]
     # slot frame "x": b (across) runs along -y, so a level 12 mm towards +y is 12 mm towards -b
     assert abs(offsets[0][1] + 10.0) < 1.0  # found, and held within the search area's reach (10 mm)
+    assert tl.moved_slots(cfg, offsets) == [0, 1]  # slot 2 is empty: no glyph, no move
+    assert tl.moved_slots(cfg, [(1.0, -1.5), (0.0, 0.0), (0.0, 3.5)]) == [2]  # a few mm leave the colour as it is
     nominal = tl.slot_patches(cfg, tray, reg, img, 0.0, "x")
     followed = tl.slot_patches(cfg, tray, reg, img, 0.0, "x", offsets)
     assert _blue_share(nominal[0]) < 0.4
