@@ -4,7 +4,8 @@ A hand near the tower always belongs to an arm that crosses the edge of the visi
 sits round the table, half a metre away). So the tray around the tower is rectified at hand
 height onto a small grid (a few mm a cell), every cell compared with the bare tray behind it
 (colour and brightness; a shadow only darkens the tray and keeps its chromaticity), the tower's
-own silhouette and the markers masked out, and the non-tray cells split into connected blobs.
+own silhouette and the markers masked out (and the tower's painted sides seen beyond that
+silhouette, `_tower_body`), and the non-tray cells split into connected blobs.
 Each place where a blob meets the tray's edge is an arm coming in; its direction (from where it
 enters towards the hand) extended out to the seats gives `entry_deg`, and the part of the blob on
 that arm's line says whether the hand reaches within one block length of the footprint (or onto
@@ -218,11 +219,34 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
     # the table and the tray are lit differently: each gets its own light surface
     fg = _not_tray(hc, warped, exp, [known & ~table, known & table], G.ground, G.design) & known
+    fg &= ~_tower_body(hc, warped, fg, tower)
     k = int(hc["open_cells"])
     if k > 1:
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
     rim = ~on_sheet & ~G.off_rim & in_img & ~tower if band > 0 else None
     return HandMask(fg, known, tower, outside, table, xy, z, g, rim)
+
+
+def _tower_body(hc: Mapping, px: np.ndarray, fg: np.ndarray, tower: np.ndarray) -> np.ndarray:
+    """Cells of the tower seen beyond its drawn silhouette (a top height read too low, a camera
+    pose a little off): changed cells joined to the silhouette through cells of a block's paint.
+    Blocks are painted in saturated red, yellow, green and blue; skin of every tone has an orange
+    hue between red and yellow (and a hand over the tower stays a hand). `block_sat` 0: off."""
+    sat = float(hc.get("block_sat", 0.0))
+    if sat <= 0 or not fg.any():
+        return np.zeros(fg.shape, bool)
+    hsv = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV_FULL)
+    h = hsv[..., 0].astype(np.float32) * (360.0 / 256.0)
+    lo, hi = hc.get("skin_hue_deg", [8.0, 42.0])
+    paint = fg & (hsv[..., 1] >= sat * 255) & (hsv[..., 2] >= 40) & ~((h >= float(lo)) & (h <= float(hi)))
+    near = cv2.dilate(tower.view(np.uint8), _K3).view(bool)
+    if not (paint & near).any():
+        return np.zeros(fg.shape, bool)
+    n, lab = cv2.connectedComponents((paint | tower).view(np.uint8), connectivity=8)
+    keep = np.zeros(n, bool)
+    keep[np.unique(lab[tower])] = True
+    keep[0] = False
+    return keep[lab] & paint
 
 
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
