@@ -90,8 +90,8 @@ def test_a_damaged_session_gets_a_clear_error(tmp_path):
 
 
 def test_a_kit_of_a_few_dozen_photos_shows_every_block_on_top_the_single_wild_too():
-    """Drawn freely, a 60-photo kit showed the one Wild on top once (under a hand), and the twin's
-    calibration never learnt it; the tops are dealt from the set instead, each tower still a
+    """Drawn freely, a 60-photo kit showed the one Wild on top once (under a hand), too few to learn
+    it from; dealt from the set, every block shows on top at least twice, each tower still a
     subset of the 45 blocks."""
     import random
     from collections import Counter
