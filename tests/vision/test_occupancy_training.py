@@ -24,12 +24,13 @@ def _seam_sharpness(patch: np.ndarray) -> float:
 
 
 def test_calibration_shows_the_occupancy_model_blurred_and_noisy_slots_too():
+    """Switched on (calibration.occupancy_degrade; off by default, see docs/vision.md)."""
     cfg = default_config()
+    cfg["calibration"]["occupancy_degrade"] = 2
     patch = _empty_slot_patch()
     views = occupancy_views(cfg, patch, 3, np.random.default_rng(0))
     assert len(views) == 3
-    k = int(cfg["calibration"]["occupancy_degrade"])
-    assert 0 < k < 3  # some views as another camera gives them, and the kit's own view kept
+    k = int(cfg["calibration"]["occupancy_degrade"])  # some views as another camera gives them, the kit's own kept
     for v in views[:k]:
         assert v.shape == patch.shape and v.dtype == np.uint8
         assert not np.array_equal(v, patch)
