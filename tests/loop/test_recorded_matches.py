@@ -26,8 +26,7 @@ from referee.loop.recorded import read_recording, replay_recording
 
 RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.jsonl.gz"))
 # Long matches of careless players (20 turns at most, to a collapse): the tower grows past 19
-# levels, where the camera misreads glyphs; once the map goes wrong the referee falls behind
-# (a known limit, see the closing notes). Held to what they show, and to every fair-play rule.
+# levels, where the camera misreads glyphs more often; they give the suite its collapses.
 LONG = sorted((Path(__file__).parent / "recorded-long").glob("*.jsonl.gz"))
 ALL = RECORDED + LONG
 
@@ -55,7 +54,7 @@ def test_every_turn_the_referee_calls_on_its_own_is_right():
     """On its own: no question on the page at all (a turn whose follow-up question the referee settled
     itself, after the table named the block, counts as asked)."""
     seen = [c for c in all_checks() if c.how == "seen"]
-    assert len(seen) >= 114  # of 163 turns (113 before issue #6's changes, counted so)
+    assert len(seen) >= 131  # of 155 turns
     assert [c for c in seen if not c.agree] == []
 
 
@@ -63,14 +62,14 @@ def test_the_place_is_called_soon_after_the_block_is_let_go():
     """Issue #6: release to the call (a replay answers the referee's questions at once, so an asked
     turn counts until its question; at the table the tap comes on top)."""
     lat = sorted(x for p in RECORDED for x in replayed(p).release_latency_s)
-    assert len(lat) >= 160
+    assert len(lat) >= 155
     assert lat[len(lat) // 2] <= 0.085
-    assert lat[int(0.95 * len(lat))] <= 0.44
+    assert lat[int(0.95 * len(lat))] <= 0.18
 
 
 def test_the_referee_asks_the_table_only_where_its_senses_cannot_settle_the_turn():
     """Each question stops the game for a tap on the page (issue #6: the call within 300 ms)."""
-    assert sum(replayed(p).questions for p in RECORDED) <= 61
+    assert sum(replayed(p).questions for p in RECORDED) <= 29
 
 
 def test_every_turn_ends_up_logged_as_it_happened():
@@ -169,23 +168,24 @@ def test_no_turn_of_the_long_careless_matches_is_called_wrong_on_the_referees_ow
     assert wrong == []
 
 
-def test_the_long_careless_matches_log_at_least_34_of_their_37_turns_right():
-    """Replayed, not remade: after a turn the live referee got wrong, the twin's players went on as
-    it told them (seed 125: no penalty served for the foul it missed), so the last turns may differ."""
+def test_every_turn_of_the_long_careless_matches_is_logged_right():
+    """Towers past 19 levels, where glyphs are misread surely more often: all 39 turns logged as
+    they happened (34 of 37 on the set recorded with the vision of 2026-11-24 morning)."""
     checks = [c for p in LONG for c in replayed(p).checks]
-    assert len(LONG) >= 4 and len(checks) >= 37
-    assert sum(c.agree for c in checks) >= 34
+    assert len(LONG) >= 4 and len(checks) >= 39
+    assert [c for c in checks if not c.agree] == []
 
 
 def test_a_call_every_answer_agrees_on_is_announced_before_the_table_answers():
     """Issue #6: the players tap their answer a second after the question (at the latest before they
     check the referee's map). Where the question is only which of two identical blocks was pulled and
     either answer makes the same call, the call is announced with the question, not after the tap:
-    30 of the 61 questions; the log still ends up right turn by turn."""
+    21 of the 29 questions; the log still ends up right turn by turn, and 95% of the places are
+    called within 0.3 s of the release even though the players take a second to answer."""
     results = [replay_recording(p, answer_delay_s=1.0) for p in RECORDED]
     checks = [c for r in results for c in r.checks]
     assert [c for c in checks if not c.agree] == []
-    assert sum(r.early_calls for r in results) >= 30
+    assert sum(r.early_calls for r in results) >= 21
     lat = sorted(x for r in results for x in r.release_latency_s)
     assert lat[len(lat) // 2] <= 0.085
-    assert lat[int(0.8 * len(lat))] <= 0.3  # 0.72 s when every asked turn waited for its tap
+    assert lat[int(0.95 * len(lat))] <= 0.3  # 0.18 s
