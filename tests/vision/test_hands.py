@@ -21,17 +21,23 @@ LEVELS = 6
 BLOCK_H = TRAY.block_mm[2]
 
 
-def _scene(hands=(), shadow_only=False, seed=0):
-    """A 6-level tower seen from straight above; hands are (tip xy, seat degrees, skin RGB)."""
-    rng = np.random.default_rng(seed)
-    cx, cy = TRAY.tower_center
-    cam = look_at(intrinsics(600.0, 640, 480), np.array([cx + 15, cy - 10, 560.0]), np.array([cx, cy, 0.0]), 0.0)
+def tray_photo(cam) -> np.ndarray:
+    """The table (dark) and the tray sheet as `cam` sees them, RGB (the scenes of the hands tests)."""
     img = np.full((480, 640, 3), (90, 70, 50), np.uint8)
     sheet, sx0, sytop = tray_sheet(TRAY, 3.0, (228, 222, 212))
     Hs = cam.plane_homography(0.0) @ np.array([[1 / 3.0, 0, sx0], [0, -1 / 3.0, sytop], [0, 0, 1]])
     warped = cv2.warpPerspective(sheet, Hs, (640, 480), flags=cv2.INTER_AREA)
     m = cv2.warpPerspective(np.full(sheet.shape[:2], 255, np.uint8), Hs, (640, 480)) > 0
     img[m] = warped[m]
+    return img
+
+
+def _scene(hands=(), shadow_only=False, seed=0):
+    """A 6-level tower seen from straight above; hands are (tip xy, seat degrees, skin RGB)."""
+    rng = np.random.default_rng(seed)
+    cx, cy = TRAY.tower_center
+    cam = look_at(intrinsics(600.0, 640, 480), np.array([cx + 15, cy - 10, 560.0]), np.array([cx, cy, 0.0]), 0.0)
+    img = tray_photo(cam)
     light = np.array([0.3, 0.2, 1.0]) / np.linalg.norm([0.3, 0.2, 1.0])
     faces = []
     L, W, H = TRAY.block_mm

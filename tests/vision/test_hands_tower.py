@@ -13,8 +13,10 @@ from vision import top_level as tl
 from vision.geometry import intrinsics, look_at
 from vision.hands import find_hands
 from vision.reader import default_config
-from vision.synthkit import BLOCK_RGB, SKIN_RGB, _hand_shapes, _paint_hand, box_faces, default_tray, draw_faces, tray_sheet
+from vision.synthkit import BLOCK_RGB, SKIN_RGB, _hand_shapes, _paint_hand, box_faces, default_tray, draw_faces
 from vision.tray import register
+
+from test_hands import tray_photo  # the same table and tray sheet
 
 TRAY = default_tray()
 BLOCK_H = TRAY.block_mm[2]
@@ -27,12 +29,7 @@ def _scene(hands=(), seed=0):
     rng = np.random.default_rng(seed)
     cx, cy = TRAY.tower_center
     cam = look_at(intrinsics(600.0, 640, 480), np.array([cx - 90, cy - 110, 520.0]), np.array([cx, cy, 0.0]), 0.0)
-    img = np.full((480, 640, 3), (90, 70, 50), np.uint8)
-    sheet, sx0, sytop = tray_sheet(TRAY, 3.0, (228, 222, 212))
-    Hs = cam.plane_homography(0.0) @ np.array([[1 / 3.0, 0, sx0], [0, -1 / 3.0, sytop], [0, 0, 1]])
-    warped = cv2.warpPerspective(sheet, Hs, (640, 480), flags=cv2.INTER_AREA)
-    m = cv2.warpPerspective(np.full(sheet.shape[:2], 255, np.uint8), Hs, (640, 480)) > 0
-    img[m] = warped[m]
+    img = tray_photo(cam)
     light = np.array([0.3, 0.2, 1.0]) / np.linalg.norm([0.3, 0.2, 1.0])
     faces = []
     L, W, H = TRAY.block_mm
