@@ -539,23 +539,24 @@ def fingertip(x, y):
     return HandReading("east", (x, y), 0.9, entry_deg=0.0)
 
 
-def test_fingertips_at_the_end_faces_of_one_directions_blocks_tell_the_level_pushed_out_of():
-    """A block is pushed out at an end face: from an "x" level the tips stay beyond the tower's sides
-    along x and within its width along y (whichever end the player pushes)."""
+def _which_red_2_after_fingertips_at(tips):
+    """Ana's fingertips seen at `tips` over the tower, then a red 2 (the map holds two) on top: the
+    question which of them she pulled."""
     rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
     f = Fuser(SEATS, footprint=FOOTPRINT)
-    tips = [(110.0, 140.0), (108.0, 145.0), (191.0, 152.0), (112.0, 138.0)]
     feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", i / 15, [fingertip(*xy)]) for i, xy in enumerate(tips)])
     lift_and_weight_back(f, rnd, 0.3)
     (question,) = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    return question
+
+
+def test_fingertips_at_the_end_faces_of_one_directions_blocks_tell_the_level_pushed_out_of():
+    """A block is pushed out at an end face: from an "x" level the tips stay beyond the tower's sides
+    along x and within its width along y (whichever end the player pushes)."""
+    question = _which_red_2_after_fingertips_at([(110.0, 140.0), (108.0, 145.0), (191.0, 152.0), (112.0, 138.0)])
     assert question.kind == "which_spot" and question.context["pushed_along"] == "x"
 
 
 def test_fingertips_at_a_corner_of_the_tower_tell_nothing():
-    rnd = new_round(["Ana", "Ben", "Cy"], DUPLICATES)
-    f = Fuser(SEATS, footprint=FOOTPRINT)
-    tips = [(188.0, 190.0), (110.0, 140.0), (190.0, 186.0), (112.0, 112.0)]
-    feed(f, rnd, [top(["red-skip", "green-reverse", "wild"], "y", i / 15, [fingertip(*xy)]) for i, xy in enumerate(tips)])
-    lift_and_weight_back(f, rnd, 0.3)
-    (question,) = feed(f, rnd, [top([None, "red-2", None], "x", 1.1), top([None, "red-2", None], "x", 1.2)])
+    question = _which_red_2_after_fingertips_at([(188.0, 190.0), (110.0, 140.0), (190.0, 186.0), (112.0, 112.0)])
     assert question.context["pushed_along"] is None
