@@ -135,11 +135,8 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 o = lab.orientation if k % 2 == 0 else ("y" if lab.orientation == "x" else "x")
                 X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
                 Y["orientation"].append(o)
-            occ_patches = tl.slot_patches(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
-            followed = list(occ_patches)  # colour patches cut as the reader cuts them (reader.slot_features)
-            offsets = [tl.glyph_offset(cfg, kit.tray, p.reg, p.img, z, lab.orientation, s) for s in range(3)]
-            for s in tl.moved_slots(cfg, offsets):
-                followed[s] = tl.slot_patch(cfg, kit.tray, p.reg, p.img, z, lab.orientation, s, offsets[s])
+            occ_patches, _, again = tl.slot_cuts(cfg, kit.tray, p.reg, p.img, z, lab.orientation)
+            followed = [again.get(s, occ) for s, occ in enumerate(occ_patches)]  # colour patches, as the reader cuts them
             for s, (patch, occ_patch) in enumerate(zip(followed, occ_patches)):
                 block = lab.slots[s]
                 views = occupancy_views(cfg, occ_patch, n_gain, occ_rng)

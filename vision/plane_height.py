@@ -295,7 +295,7 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     a fine search round it, all on one rectified view; then (align.focal_factors) the focal
     length searched with it. Returns the height and the registration whose camera fits it.
 
-    With focal factors the coarse search already runs for every factor's camera: when the
+    With align.coarse_all_focal the coarse search runs for every focal factor's camera: when the
     camera's focal length is not the calibration's, the camera centre the markers imply is off,
     and a tall tower's face (lifted far off the tray plane) lines up at no height at all for the
     calibrated centre, so a lower level or the tray's edge won and the focal search round it
@@ -359,18 +359,10 @@ def _focal_centres(reg: Registration, shape: tuple, factors: list[float]) -> dic
     return out
 
 
-def _highest_peak(sc: np.ndarray, alpha: float) -> int:
-    """The highest candidate that is a local maximum scoring within alpha of the best (the
-    tower's base and lower levels show outline edges too), else the best."""
-    left = np.r_[-np.inf, sc[:-1]]
-    right = np.r_[sc[1:], -np.inf]
-    peaks = np.flatnonzero((sc >= alpha * sc.max()) & (sc >= left) & (sc >= right))
-    return int(peaks[-1]) if len(peaks) else int(np.argmax(sc))
-
-
 def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, alpha: float) -> int:
-    """_highest_peak over candidates in runs (one run of rising heights per camera): among the
-    local maxima of every run within alpha of the best, the one showing the face largest."""
+    """The candidate that is a local maximum of its run (one run of rising heights per camera)
+    scoring within alpha of the best and shows the face largest, i.e. the highest such peak (the
+    tower's base and lower levels show outline edges too); else the best."""
     best = float(sc.max())
     cut = np.flatnonzero(np.diff(block) != 0) + 1
     keep = []

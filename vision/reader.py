@@ -218,21 +218,16 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features.
 
     Each slot's glyph is found first; the colour patch of a slot whose glyph lies off the slot is
-    cut again round it (`top_level.moved_slots`): a played top can lie half a slot across, and a
+    cut again round it (`top_level.slot_cuts`): a played top can lie half a slot across, and a
     patch cut at the nominal slot is then half one block, half its neighbour (a vivid neighbour
     wins the colour). Occupancy stays on the nominal slots: an empty slot's glyph search can
     find the neighbour's glyph."""
-    offsets = [tl.glyph_offset(p.cfg, p.tray, reg, img, z, orient, s) for s in range(3)]
-    nominal = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient)
-    moved = tl.moved_slots(p.cfg, offsets)
-    again = [tl.slot_patch(p.cfg, p.tray, reg, img, z, orient, s, offsets[s]) for s in moved]
-    labs = pf.patch_labs(nominal + again, gains)  # one conversion and one feature pass for all of them
+    nominal, offsets, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient)
+    labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats = pf.color_features(labs)
     col = feats[:3].copy()
-    col[moved] = feats[3:]
-    patches = list(nominal)
-    for k, s in enumerate(moved):
-        patches[s] = again[k]
+    col[list(again)] = feats[3:]
+    patches = [again.get(s, nominal[s]) for s in range(3)]
     gly = []
     for s in range(3):
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, s, offset=offsets[s])

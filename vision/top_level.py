@@ -312,6 +312,17 @@ def moved_slots(cfg: Mapping, offsets: Sequence[tuple[float, float]]) -> list[in
     return [s for s, (dx, dy) in enumerate(offsets) if (dx, dy) != (0.0, 0.0) and np.hypot(dx, dy) >= least]
 
 
+def slot_cuts(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float,
+              orient: str) -> tuple[list[np.ndarray], list[tuple[float, float]], dict[int, np.ndarray]]:
+    """Where a level's slots are read, as the reader and calibration both cut them: the three
+    nominal patches (occupancy), each slot's glyph offset (the glyph crop), and, per slot whose
+    glyph lies off it (`moved_slots`), its colour patch cut again round the glyph."""
+    nominal = slot_patches(cfg, tray, reg, img, z, orient)
+    offsets = [glyph_offset(cfg, tray, reg, img, z, orient, s) for s in range(3)]
+    again = {s: slot_patch(cfg, tray, reg, img, z, orient, s, offsets[s]) for s in moved_slots(cfg, offsets)}
+    return nominal, offsets, again
+
+
 def tray_samples(tray: Tray, n: int = 48) -> np.ndarray:
     """Points on the bare tray surface between the tower and the markers (for colour constancy)."""
     cx, cy = tray.tower_center
