@@ -29,6 +29,27 @@ def calib_options(base: SynthOptions) -> SynthOptions:
     return replace(base, light_range=(0.75, 1.15), blur_max=1.0, noise_max=5.0, tilt_deg=8.0, skin_tones=(2, 3, 4, 5))
 
 
+def default_test_kits(work: Path, n_images: int, calib: str, tray) -> list[str]:
+    """Two unseen kits: one from another table's camera, and one from the calibration kit's own
+    camera (its focal length), as a table calibrated from its own photos plays: the second
+    measures the light, blur, pose and skin tones the calibration never saw without a camera
+    change on top."""
+    other = write_kit(work / "unseen-kit", n_images, seed=202, opt=unseen_options(SynthOptions()), tray=tray)
+    same = write_kit(work / "unseen-same-camera-kit", n_images, seed=404, opt=unseen_options(SynthOptions()), tray=tray,
+                     focal=kit_focal(calib))
+    return [str(other), str(same)]
+
+
+def kit_focal(kit: str) -> float | None:
+    """The focal length a rendered kit's truth.json records (None for a kit without one)."""
+    path = Path(kit) / "truth.json"
+    try:
+        truth = json.loads(path.read_text(encoding="utf-8"))
+        return float(next(iter(truth.values()))["f"])
+    except (OSError, ValueError, KeyError, StopIteration, TypeError):
+        return None
+
+
 def run_bench(args: argparse.Namespace) -> int:
     single_thread()
     work = Path(args.work or tempfile.mkdtemp(prefix="stacko-bench-vision-"))
@@ -37,8 +58,7 @@ def run_bench(args: argparse.Namespace) -> int:
     calib = args.calib_kit
     if not calib:
         calib = str(write_kit(work / "calib-kit", args.images, seed=101, opt=calib_options(SynthOptions()), tray=tray))
-    tests = list(args.test_kit) or [str(write_kit(work / "unseen-kit", args.images, seed=202,
-                                                  opt=unseen_options(SynthOptions()), tray=tray))]
+    tests = list(args.test_kit) or default_test_kits(work, args.images, calib, tray)
     print(f"calibrating on {calib}", file=sys.stderr)
     calibrate_kit(calib, work / "calibration", log=lambda m: print("  " + m, file=sys.stderr))
     pipe = load_pipeline(work / "calibration")

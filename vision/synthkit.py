@@ -493,15 +493,19 @@ def _photometric(img: np.ndarray, rng, opt: SynthOptions) -> np.ndarray:
     return np.clip(x, 0, 255).astype(np.uint8)
 
 
-def write_kit(out: str | Path, n_images: int, seed: int, opt: SynthOptions | None = None, tray: Tray | None = None) -> Path:
-    """Write a kit folder exactly as CONTRACT.md section 2 (plus truth.json with level counts)."""
+def write_kit(out: str | Path, n_images: int, seed: int, opt: SynthOptions | None = None, tray: Tray | None = None,
+              focal: float | None = None) -> Path:
+    """Write a kit folder exactly as CONTRACT.md section 2 (plus truth.json with level counts).
+    `focal`: the camera's focal length (px) instead of one drawn for the kit, e.g. the same table's
+    camera as a calibration kit's."""
     opt = opt or SynthOptions()
     tray = tray or default_tray()
     root = Path(out)
     (root / "images").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     labels, truth = {}, {}
-    focal = float(rng.uniform(*opt.f_range))  # one camera per kit, as a table has
+    drawn = float(rng.uniform(*opt.f_range))  # one camera per kit, as a table has
+    focal = drawn if focal is None else float(focal)
     for i in range(n_images):
         img, meta = render_sample(rng, tray, opt, focal)
         name = f"{i + 1:04d}.png"
