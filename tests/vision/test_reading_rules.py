@@ -35,3 +35,53 @@ def test_two_arms_are_two_runs_and_a_run_across_the_ring_start_is_one():
     wrap[95:] = True
     runs = _runs(wrap, arc, 6.0, 200.0)
     assert len(runs) == 1 and runs[0][1] - runs[0][0] > 20
+
+
+def _evidence(p_occ: list[float], glyph_p: list[float]):
+    """Three slots read as blue with the given occupancy and the given probability of a "3"."""
+    from vision.reader import SlotEvidence
+
+    p_col = np.tile(np.eye(len(COLOR_CLASSES))[COLOR_CLASSES.index("blue")] * 0.96 + 0.008, (3, 1))
+    p_gly = []
+    for g in glyph_p:
+        row = np.full(len(GLYPHS), (1 - g) / (len(GLYPHS) - 1))
+        row[GLYPHS.index("3")] = g
+        p_gly.append(row)
+    return SlotEvidence(np.array(p_occ), p_col, np.array(p_gly))
+
+
+def _pipeline(models: dict):
+    from vision.reader import Pipeline, default_config
+    from vision.synthkit import default_tray
+
+    return Pipeline(default_config(), default_tray(), models, None)
+
+
+def _pipeline_with_glyph_model():
+    return _pipeline({"glyph": object()})  # slot_readings only asks whether there is one
+
+
+def test_a_block_without_a_glyph_seen_reads_empty_and_doubtful():
+    """Through an empty outer slot the level below shows crosswise: colour, seams, no glyph."""
+    from vision.reader import slot_readings
+
+    p = _pipeline_with_glyph_model()
+    slots = slot_readings(p, _evidence([0.9, 0.9, 0.9], [0.98, 0.35, 0.98]))
+    assert [str(s.block) if s.block else None for s in slots] == ["blue-3", None, "blue-3"]
+    assert slots[1].confidence < float(p.cfg["decision"]["uncertain_below"])
+    assert slots[1].candidates[0][0] == "blue-3"  # the doubtful block stays a candidate
+
+
+def test_a_block_the_occupancy_model_is_sure_of_stands_without_its_glyph():
+    from vision.reader import slot_readings
+
+    slots = slot_readings(_pipeline_with_glyph_model(), _evidence([0.995, 0.2, 0.9], [0.35, 0.35, 0.35]))
+    assert [str(s.block) if s.block else None for s in slots] == ["blue-3", None, None]
+
+
+def test_without_a_glyph_model_every_slot_counts_as_seen():
+    from vision.reader import slot_readings
+
+    p = _pipeline({})
+    slots = slot_readings(p, _evidence([0.9, 0.9, 0.9], [0.35, 0.35, 0.35]))
+    assert all(s.block is not None for s in slots)
