@@ -38,6 +38,8 @@ class PlaneView:
     nadir: np.ndarray    # (2,) the camera centre's foot on the tray, mm
     cam_z: float         # the camera centre's height over the tray, mm
     hidden: np.ndarray   # (4,) sides whose walls this camera cannot see (hidden_sides)
+    sheet: np.ndarray | None = None  # (x0, y0, x1, y1) mm of the tray sheet, where "bare" means the tray
+    table_bgr: np.ndarray | None = None  # the table's colour round the sheet in this frame (table_colour)
 
     def lift(self, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None = None,
              cam_zs: np.ndarray | None = None) -> np.ndarray:
@@ -110,9 +112,12 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * (half + m) + c
     k = cz / (cz - np.array([z_lo, z_hi]))
     spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
-    ex = tray.extent()
-    lo = np.maximum(spread.min(axis=0), np.array(ex[:2]) - m)
-    hi = np.minimum(spread.max(axis=0), np.array(ex[2:]) + m)
+    # clipped to the tray and (align.plane_beyond_tray_mm) some way past it, where a tall face seen
+    # from aside can hang out over the table, and to what the frame shows
+    ex = np.array(tray.extent()) + np.array([-1, -1, 1, 1]) * float(ac.get("plane_beyond_tray_mm", 0.0))
+    seen = _seen_box(reg, img.shape)
+    lo = np.maximum(spread.min(axis=0), np.maximum(ex[:2], seen[:2]) - m)
+    hi = np.minimum(spread.max(axis=0), np.minimum(ex[2:], seen[2:]) + m)
     x0, y1 = float(lo[0]), float(hi[1])
     w = max(8, int(np.ceil((hi[0] - lo[0]) * ppm)))
     h = max(8, int(np.ceil((hi[1] - lo[1]) * ppm)))
@@ -124,7 +129,47 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     r = max(1, int(round(float(ac["window_mm"]) * ppm)))
     steps = cv2.merge([sx, sy, cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8)),
                        cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8))])
-    return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir))
+    sm = ac.get("sheet_margin_mm")  # how far past the markers the tray sheet surely reaches
+    sheet = None if sm is None else np.array(tray.extent()) + np.array([-1, -1, 1, 1]) * float(sm)
+    table = table_colour(cfg, tray, reg, img) if sheet is not None else None
+    return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir), sheet, table)
+
+
+def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -> np.ndarray | None:
+    """The table's colour in this frame: the median of a ring round the tray sheet
+    (align.table_ring_mm out from the markers' extent), None when too little of it is in view.
+    Why: a tall face seen from aside hangs out over the table, and a square of table there is
+    no top face, whatever the tray model says (it never saw the table in this light)."""
+    r = cfg["align"].get("table_ring_mm")
+    if not r:
+        return None
+    r = float(r)
+    x0, y0, x1, y1 = tray.extent()
+    x0, y0, x1, y1 = x0 - r, y0 - r, x1 + r, y1 + r
+    t = np.linspace(0.0, 1.0, 24, endpoint=False)
+    ring = np.concatenate([np.column_stack([x0 + (x1 - x0) * t, np.full_like(t, y0)]),
+                           np.column_stack([np.full_like(t, x1), y0 + (y1 - y0) * t]),
+                           np.column_stack([x1 - (x1 - x0) * t, np.full_like(t, y1)]),
+                           np.column_stack([np.full_like(t, x0), y1 - (y1 - y0) * t])])
+    uv = cv2.perspectiveTransform(ring[None].astype(np.float64), np.asarray(reg.H, dtype=np.float64))[0]
+    h, w = img.shape[:2]
+    ok = (uv[:, 0] >= 0) & (uv[:, 0] <= w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] <= h - 1)
+    if ok.sum() < 12:
+        return None
+    uv = np.rint(uv[ok]).astype(np.int32)
+    return np.median(img[uv[:, 1], uv[:, 0]].astype(np.float32), axis=0)
+
+
+def _seen_box(reg: Registration, shape: tuple) -> np.ndarray:
+    """The box on the tray plane (min x, min y, max x, max y, mm) that the frame shows (unbounded
+    when the horizon is in view)."""
+    h, w = shape[:2]
+    corners = np.array([[0, 0, 1], [w, 0, 1], [w, h, 1], [0, h, 1]], dtype=np.float64)
+    p = corners @ np.linalg.inv(np.asarray(reg.H, dtype=np.float64)).T
+    if np.any(p[:, 2] * np.sign(p[:, 2].mean()) <= 1e-9):
+        return np.array([-np.inf, -np.inf, np.inf, np.inf])
+    xy = p[:, :2] / p[:, 2:]
+    return np.concatenate([xy.min(axis=0), xy.max(axis=0)])
 
 
 def _square(tray: Tray, n: int, off: float) -> tuple[np.ndarray, np.ndarray]:
@@ -254,6 +299,12 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
     px = pv.img.reshape(-1, 3)[fi].astype(np.float32)
     expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains)
     fg = _not_tray(cfg["silhouette"], px, expect) & ins
+    if pv.table_bgr is not None:
+        # off the sheet, the table's own colour is not a face either
+        mm = pv.lift(pts, zs, nadirs, cam_zs)
+        sx0, sy0, sx1, sy1 = pv.sheet
+        off = (mm[..., 0] < sx0) | (mm[..., 0] > sx1) | (mm[..., 1] < sy0) | (mm[..., 1] > sy1)
+        fg &= ~off | _not_tray(cfg["silhouette"], px, np.broadcast_to(pv.table_bgr, px.shape))
     nb = pr.parts["band"].stop - pr.parts["band"].start
     band = np.add.reduce(fg[:, :nb], axis=1, dtype=np.float64) / nb  # (np.mean of a bool array)
     sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
@@ -279,6 +330,14 @@ def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.nda
     flat, inside = pv.lift_index(pts, zs, nadirs, cam_zs, (bg.x0, bg.y1, bg.ppm, h, w))
     model = bg.bgr.reshape(-1, 3)[flat]
     ok = inside & bg.valid.reshape(-1)[flat]
+    if pv.sheet is not None:
+        # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
+        # photos showed it, and a table need not look the same in play (a tall face seen from
+        # aside hangs out over it)
+        x = bg.x0 + (flat % w) / bg.ppm
+        y = bg.y1 - (flat // w) / bg.ppm
+        sx0, sy0, sx1, sy1 = pv.sheet
+        ok &= (x >= sx0) & (x <= sx1) & (y >= sy0) & (y <= sy1)
     g = gains if gains is not None else np.ones(3, np.float32)
     return np.where(ok[..., None], model / np.asarray(g, np.float32), expect), ok
 

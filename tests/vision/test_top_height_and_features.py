@@ -4,6 +4,7 @@ slot features computed three at a time."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -137,3 +138,66 @@ def test_the_coarse_height_search_already_tries_every_focal_factor(calibration, 
     first = calls[0]
     assert first is not None
     assert len(np.unique(np.round(first, 3), axis=0)) == len(pipe.cfg["align"]["focal_factors"])
+
+
+def _tall_tops_hanging_over_the_table(small_kit, tray):
+    """Frames of 17-18-level towers from a camera 47-50 cm up and up to 16 degrees aside, whose
+    top face (on the tray plane, as the camera sees it) hangs 15-75 mm past the tray sheet."""
+    from vision.synthkit import SynthOptions, render_sample
+
+    focal = json.loads((small_kit / "truth.json").read_text())["0001.png"]["f"]  # the table's camera
+    opt = SynthOptions(levels_range=(17, 18), tilt_deg=16.0, cam_height_range=(470.0, 500.0),
+                       hand_probs=(1.0, 0.0, 0.0), hide_marker_prob=0.0)
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    corners = c + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * 37.5
+    ex = np.array(tray.extent())
+    for seed in range(40):
+        img, meta = render_sample(np.random.default_rng(seed), tray, opt, focal)
+        eye = np.asarray(meta["extra"]["eye"])
+        k = eye[2] / (eye[2] - 15.0 * meta["extra"]["levels"])
+        face = eye[:2] + (corners - eye[:2]) * k
+        out = max((ex[:2] - 8 - face.min(axis=0)).max(), (face.max(axis=0) - ex[2:] - 8).max())
+        if 15 <= out <= 75:
+            yield cv2.cvtColor(img, cv2.COLOR_RGB2BGR), face, k
+
+
+def test_a_tall_top_hanging_out_over_the_table_is_still_found(calibration, small_kit):
+    """Seen from aside, a tall tower's top shows past the tray sheet, over the table. The search
+    looks there too (align.plane_beyond_tray_mm), and the table round the sheet, in this frame's
+    light, is no more a top face than bare tray is (align.table_ring_mm)."""
+    pipe = load_pipeline(calibration)
+    corners = np.asarray(pipe.tray.tower_center) + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * 37.5
+
+    def misses(beyond: float) -> list[float]:
+        pipe.cfg["align"]["plane_beyond_tray_mm"] = beyond
+        out = []
+        for img, face, k in _tall_tops_hanging_over_the_table(small_kit, pipe.tray):
+            ctx = frame_context(pipe, img)
+            z, reg = top_face(pipe, ctx.registration, img, ctx.tray_bgr, ctx.gains)
+            C = reg.camera.center
+            found = C[:2] + (corners - C[:2]) * (C[2] / (C[2] - z))
+            out.append(float(np.abs(face - found).max() / k))  # in millimetres of the face itself
+        return out
+
+    found = misses(40.0)
+    assert len(found) >= 8
+    assert np.median(found) < 5.0, found
+    # a view cut at the tray's edge (as before) lost most of them
+    assert np.median(misses(0.0)) > 10.0
+
+
+def test_the_table_colour_is_read_round_the_tray_sheet():
+    from vision.synthkit import default_tray
+
+    tray = default_tray()
+    K = intrinsics(600.0, 640, 480)
+    cam = look_at(K, np.array([140.0, 140.0, 700.0]), np.array([140.0, 140.0, 0.0]), 0.0)
+    img = np.full((480, 640, 3), (40, 90, 160), np.uint8)  # a brown table
+    H = cam.plane_homography(0.0)
+    sheet = np.array([[0.0, 0.0], [280.0, 0.0], [280.0, 280.0], [0.0, 280.0]])
+    cv2.fillConvexPoly(img, np.rint(apply_h(H, sheet)).astype(np.int32), (230, 230, 230))
+
+    reg = SimpleNamespace(H=H)  # all table_colour needs of a registration
+    cfg = {"align": {"table_ring_mm": 22.0}}
+    assert np.allclose(ph.table_colour(cfg, tray, reg, img), (40, 90, 160))
+    assert ph.table_colour({"align": {"table_ring_mm": None}}, tray, reg, img) is None
