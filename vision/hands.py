@@ -5,14 +5,17 @@ sits round the table, half a metre away). So the tray around the tower is rectif
 height onto a small grid (a few mm a cell), every cell compared with the bare tray behind it
 (colour and brightness; a shadow only darkens the tray and keeps its chromaticity), the tower's
 own silhouette and the markers masked out (and the tower's painted sides seen beyond that
-silhouette, `_tower_body`), and the non-tray cells split into connected blobs.
+silhouette, `_tower_body`, and blobs that are an even shadow throughout, `_even_shadows`), and
+the non-tray cells split into connected blobs. Fingers the tray's own colour show only by their
+light and shade (`_ruffled`): they may join an arm as pieces of its hand, never bring one in.
 Each place where a blob meets the tray's edge is an arm coming in; its direction (from where it
 enters towards the hand) extended out to the seats gives `entry_deg`, and the part of the blob on
 that arm's line says whether the hand reaches within one block length of the footprint (or onto
 the tower). An arm the table's colour is seen only over the tray: where a blob crosses the tray's
 rim with nothing seen on the table beyond, far from where it meets the edge, another arm comes
-in (its hand overlapping the first one's). An arm twice as wide as one arm is two hands side by
-side, unless another arm is over the tower already.
+in (its hand overlapping the first one's). Entries close together are one arm, unless each is
+an arm's width leading to its own blob over the tower (two arms side by side). An arm twice as
+wide as one arm is two hands side by side, unless another arm is over the tower already.
 
 The fingertip's side is no evidence of the seat (players reach round the tower); the arm's entry
 direction is.
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Callable, Mapping
 
 import cv2
 import numpy as np
@@ -49,6 +52,9 @@ class HandMask:
     cell_mm: float
     # the tray's rim between the sheet and the table band (unseen, arms cross it): None, none
     rim: np.ndarray | None = None
+    # (n, n) bool: cells not in fg seen by their shading alone (`_ruffled`): only pieces of a hand
+    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none
+    ruffled: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -218,13 +224,36 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         exp.reshape(-1, 3)[on_table] = _median_rows(warped.reshape(-1, 3)[on_table])
     known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
     # the table and the tray are lit differently: each gets its own light surface
-    fg = _not_tray(hc, warped, exp, [known & ~table, known & table], G.ground, G.design) & known
+    changed, ruffled, shady = _tray_change(hc, warped, exp, [known & ~table, known & table], G.ground, G.design)
+    fg = changed & known
     fg &= ~_tower_body(hc, warped, fg, tower)
     k = int(hc["open_cells"])
     if k > 1:
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
+    fg &= ~_even_shadows(hc, fg, shady & ~table)
     rim = ~on_sheet & ~G.off_rim & in_img & ~tower if band > 0 else None
-    return HandMask(fg, known, tower, outside, table, xy, z, g, rim)
+    ruffled &= known & ~fg
+    return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None)
+
+
+def _even_shadows(hc: Mapping, fg: np.ndarray, shady: np.ndarray) -> np.ndarray:
+    """Blobs that are a shadow throughout: at least `shadow_blob_share` of their cells dimmer
+    than the tray and even (`_tray_change`). A tall tower's shadow under a warm lamp changes the
+    tray's colour more than `shadow_chroma` allows, but stays even; a hand is shaded (round
+    fingers, the palm's edges) or dark, and its arm seldom lies in shade all along.
+    `shadow_blob_share` 0: off."""
+    share = float(hc.get("shadow_blob_share", 0.0))
+    if share <= 0 or not (fg & shady).any():
+        return np.zeros(fg.shape, bool)
+    n, lab = cv2.connectedComponents(fg.view(np.uint8), connectivity=8)
+    # the blobs' insides only: a shadow's rim cells see the bare tray beside them, so are not even
+    inside = cv2.erode(fg.view(np.uint8), _K3).view(bool)
+    flat = lab[inside]
+    cells = np.bincount(flat, minlength=n)
+    dim = np.bincount(flat, weights=shady[inside], minlength=n)
+    drop = (dim >= share * cells) & (cells > 0)
+    drop[0] = False
+    return drop[lab]
 
 
 def _tower_body(hc: Mapping, px: np.ndarray, fg: np.ndarray, tower: np.ndarray) -> np.ndarray:
@@ -382,7 +411,15 @@ def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
 
 def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
               design: np.ndarray | None = None) -> np.ndarray:
-    """Cells (of the regions) whose colour is not that of the surface behind them.
+    """Cells (of the regions) whose colour is not that of the surface behind them (`_tray_change`)."""
+    return _tray_change(hc, px, ref, regions, xy, design)[0]
+
+
+def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
+                 design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells (of the regions) whose colour is not that of the surface behind them, cells amid
+    shaded fingers the surface's colour (`_ruffled`; none when `ruffled_std` is 0), and the
+    cells that look like a shadow's inside (dimmer, evenly).
 
     In log colour a shadow (or dimmer light) shifts all three channels alike, so what is left
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
@@ -396,8 +433,13 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     # more than `shaded_std` is no shadow's inside and needs only the ordinary colour change
     dim = shift < math.log(float(hc["shadow_below"]))
     shaded = float(hc["shaded_std"])
-    if shaded > 0 and dim.any():  # (no dim cell, nothing to test: a fifth of the kits' frames)
-        dim &= _local_std(shift, regions) < shaded
+    even = float(hc.get("shadow_even_std", 0.0))
+    shady = np.zeros(dim.shape, bool)
+    if (shaded > 0 or even > 0) and dim.any():  # (no dim cell, nothing to test: a fifth of the kits' frames)
+        std = _local_std(shift, regions)
+        shady = dim & (std < even) & (chroma < float(hc.get("shadow_even_chroma", 0.0)))
+        if shaded > 0:
+            dim &= std < shaded
     need = np.where(dim, float(hc["shadow_chroma"]), float(hc["chroma"]))
     # a grainy surface or a noisy sensor scatters the colour of bare cells: a cell must stand out
     # from its own region's scatter (most of a region is bare, so its median is the scatter)
@@ -405,7 +447,77 @@ def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.nda
     for region in regions:
         if k > 0 and np.count_nonzero(region) >= 30:
             np.maximum(need, k * float(_median1(chroma[region])), out=need, where=region)
-    return (chroma > need) | (shift < math.log(float(hc["dark"]))) | (shift > math.log(float(hc["bright"])))
+    out = (chroma > need) | (shift < math.log(float(hc["dark"]))) | (shift > math.log(float(hc["bright"])))
+    ruffled = float(hc.get("ruffled_std", 0.0))
+    if ruffled > 0:
+        return out, _lit(hc, _ruffled(hc, shift, regions, ruffled) & ~out, shift), shady
+    return out, np.zeros(out.shape, bool), shady
+
+
+def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: float) -> np.ndarray:
+    """Cells amid fingers the colour of the surface: along a row or a column of `ruffled_cells`
+    cells the brightness goes up and down again by more than `ruffled_std` (and `noise_k` times
+    the region's own ripple). Round fingers side by side are bright on top and dark at their
+    sides; a shadow's edge, however soft, only goes down (its inside is even), and so does the
+    edge of anything dark lying on the tray."""
+    rip = _ripple(shift, regions, int(hc.get("ruffled_cells", 5)))
+    out = np.zeros(shift.shape, bool)
+    k = float(hc["noise_k"])
+    for region in regions:
+        if np.count_nonzero(region) < 30:
+            continue
+        out |= region & (rip > max(floor, k * float(_median1(rip[region]))))
+    return out
+
+
+def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The blobs of ruffled cells with `ruffled_lit_share` of their cells (and those round them)
+    brighter than the bare tray by `ruffled_lit` (a factor): a round finger has a side facing
+    the lamp that catches more of its light than the flat tray does, while a shadow only
+    darkens (the stripes of the fingers' own shadows ruffle the tray as much). `ruffled_lit`
+    0: all."""
+    lit = float(hc.get("ruffled_lit", 0.0))
+    if lit <= 0 or not ruffled.any():
+        return ruffled
+    n, lab = cv2.connectedComponents(ruffled.view(np.uint8), connectivity=8)
+    near = cv2.dilate(lab.astype(np.uint16), _K3)  # each blob and the cells round it (blobs are apart)
+    flat = near.ravel()
+    cells = np.bincount(flat, minlength=n)
+    bright = np.bincount(near[shift > math.log(lit)], minlength=n)
+    keep = bright >= float(hc.get("ruffled_lit_share", 0.1)) * cells
+    keep[0] = False
+    return keep[lab] & ruffled
+
+
+def _ripple(a: np.ndarray, regions: list[np.ndarray], cells: int) -> np.ndarray:
+    """Each cell's ripple of `a` over the `cells` cells round it along a row and along a column,
+    the larger: the total of the steps between neighbours less what they add up to (0 where it
+    only rises or only falls). Steps into another region or out of all are left out."""
+    rid = np.zeros(a.shape, np.uint8)
+    for k, region in enumerate(regions, 1):
+        rid[region] = k
+    v = a.astype(np.float32, copy=False)
+    out = None
+    # (OpenCV's sizes are (width, height): the steps down a column are summed down it)
+    for ksize, d in (((1, cells - 1), _steps(v, rid, 0)), ((cells - 1, 1), _steps(v, rid, 1))):
+        tv = cv2.boxFilter(np.abs(d), -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT)
+        tv -= np.abs(cv2.boxFilter(d, -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT))
+        out = tv if out is None else np.maximum(out, tv, out=out)
+    out[rid == 0] = 0
+    return out
+
+
+def _steps(v: np.ndarray, rid: np.ndarray, axis: int) -> np.ndarray:
+    """The step from each cell to the next one down (axis 0) or right (axis 1), 0 where the two
+    lie in different regions or in none."""
+    d = np.zeros(v.shape, np.float32)
+    if axis == 0:
+        np.subtract(v[1:], v[:-1], out=d[:-1])
+        d[:-1] *= (rid[1:] == rid[:-1]) & (rid[1:] > 0)
+    else:
+        np.subtract(v[:, 1:], v[:, :-1], out=d[:, :-1])
+        d[:, :-1] *= (rid[:, 1:] == rid[:, :-1]) & (rid[:, 1:] > 0)
+    return d
 
 
 _KERNELS: dict[int, np.ndarray] = {}
@@ -512,6 +624,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     stats = np.zeros((ncomp, cv2.CC_STAT_MAX), np.int32)
     stats[:, cv2.CC_STAT_AREA] = np.bincount(lab.ravel(), minlength=ncomp)
     lab = np.where(m.fg, lab, 0)
+    if m.ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
+        lab, stats = _with_ruffled(m.ruffled, lab, stats)
     blob = _Blobs(lab, m.xy)
     # the band of known cells next to where arms come from (beyond the table band or the image;
     # without a table band, off the sheet or a marker they cover)
@@ -549,8 +663,11 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
                     rim_runs.append(e)
         runs += [(e, {k}) for e in mine]
     # entries close together are one arm (fingers seen apart, an edge split by a marker), even
-    # when the blobs they lead to are apart
-    groups = _merge_close(runs, float(hc["same_arm_mm"]))
+    # when the blobs they lead to are apart, unless both are arms over the tower side by side
+    def reaches(comps: set[int]) -> bool:
+        return _blobs_reach(hc, [blob(k)[0] for k in comps], m.xy.reshape(-1, 2), c, half, near_tower, table)
+
+    groups = _merge_close(runs, float(hc["same_arm_mm"]), float(hc.get("own_blob_arm_mm", 0.0)), reaches)
     lines = []
     for e, comps in groups:
         E = _mean0(e)
@@ -626,6 +743,20 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
         out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
+
+
+def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The blob labels and statistics with the ruffled cells' own blobs added after the others
+    (`len(stats)` on): the entry search goes through the first ones only, so these never bring
+    an arm in, but `_join_ahead` may join them to one as pieces of its hand."""
+    nr, lr = cv2.connectedComponents(ruffled.view(np.uint8), connectivity=8)
+    if nr <= 1:
+        return lab, stats
+    base = len(stats) - 1
+    lab = np.where(ruffled, lr + base, lab)
+    more = np.zeros((nr - 1, stats.shape[1]), stats.dtype)
+    more[:, cv2.CC_STAT_AREA] = np.bincount(lr.ravel(), minlength=nr)[1:]
+    return lab, np.concatenate([stats, more])
 
 
 def _entry_runs(at: np.ndarray, i: np.ndarray, pts: np.ndarray, shape: tuple[int, int], gap: int,
@@ -751,22 +882,49 @@ def _absorb_slivers(arms: list[ArmEntry], min_width: float, near_mm: float) -> l
     return out
 
 
-def _merge_close(runs: list[tuple[np.ndarray, set[int]]], gap_mm: float) -> list[tuple[np.ndarray, set[int]]]:
-    """Join entries closer than `gap_mm` (cells, blob ids): one arm seen in pieces."""
+def _merge_close(runs: list[tuple[np.ndarray, set[int]]], gap_mm: float, own_arm_mm: float = 0.0,
+                 reaches: Callable[[set[int]], bool] | None = None) -> list[tuple[np.ndarray, set[int]]]:
+    """Join entries closer than `gap_mm` (cells, blob ids): one arm seen in pieces. Two entries
+    each at least `own_arm_mm` long that lead to blobs apart, each blob reaching the zone on its
+    own (`reaches`), are two arms side by side (one player's two hands, or two players' from
+    next to each other), not one seen in pieces: an arm's own pieces are narrower (fingers, a
+    thumb) or one blob across the marker they straddle. `own_arm_mm` 0: any close entries are
+    joined."""
     runs = list(runs)
     merged = True
     while merged and len(runs) > 1:
         merged = False
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
-                if _min_dist(runs[i][0], runs[j][0]) < gap_mm:
-                    e, comps = runs.pop(j)
-                    runs[i] = (np.concatenate([runs[i][0], e]), runs[i][1] | comps)
-                    merged = True
-                    break
+                if _min_dist(runs[i][0], runs[j][0]) >= gap_mm:
+                    continue
+                if own_arm_mm > 0 and reaches is not None and runs[i][1].isdisjoint(runs[j][1]) \
+                        and min(_extent(runs[i][0]), _extent(runs[j][0])) >= own_arm_mm \
+                        and reaches(runs[i][1]) and reaches(runs[j][1]):
+                    continue
+                e, comps = runs.pop(j)
+                runs[i] = (np.concatenate([runs[i][0], e]), runs[i][1] | comps)
+                merged = True
+                break
             if merged:
                 break
     return runs
+
+
+def _blobs_reach(hc: Mapping, cells: list[np.ndarray], xy: np.ndarray, c: np.ndarray, half: float,
+                 near_tower: np.ndarray, table: np.ndarray) -> bool:
+    """Whether blobs (their flat cell indices) reach the zone as an arm of theirs alone would
+    (`reaches_zone`)."""
+    i = np.concatenate(cells)
+    if not len(i):
+        return False
+    limit = float(hc["reach_mm"] if (~table[i]).any() else hc["table_reach_mm"])
+    return bool(near_tower[i].any()) or float(_cheb(xy[i], c, half).min()) <= limit
+
+
+def _extent(pts: np.ndarray) -> float:
+    """How long a run of edge cells is (mm): the farthest apart two of its points are along x or y."""
+    return float(np.ptp(pts, axis=0).max()) if len(pts) else 0.0
 
 
 def _entry_deg(e: np.ndarray, u: np.ndarray, radius: float) -> float:
@@ -810,11 +968,18 @@ def splits_in_two(hc: Mapping, a: ArmEntry, counted: int) -> bool:
 
 def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
     """The arms whose hands are over the tower. One that reaches the zone only through a piece
-    cut off from it may bring a lone hand into the count, never make a second one: the piece
-    may be another hand's fingers, and a false "Uno!" is the worst error."""
+    cut off from it may bring a lone hand into the count, and a second one only where its
+    hand lies at least `pieces_apart_mm` from the other's (0: never): the piece may be another
+    hand's fingers, and a false "Uno!" is the worst error."""
     arms = [a for a in arms if reaches_zone(hc, a)]
     if len(arms) > 1:
-        arms = [a for a in arms if not a.by_pieces] or arms[:1]
+        whole = [a for a in arms if not a.by_pieces]
+        apart = float(hc.get("pieces_apart_mm", 0.0))
+        # beside one other arm, unless its hand is far from that one's: then the piece is not
+        # that hand's fingers (a third hand adds nothing the referee needs, only risk)
+        far = [a for a in arms if a.by_pieces and apart > 0 and len(whole) == 1
+               and math.dist(a.tip_mm, whole[0].tip_mm) >= apart]
+        arms = whole + far[:1] or arms[:1]
     return arms
 
 

@@ -325,9 +325,9 @@ def test_fingers_cut_off_from_their_arm_bring_the_hand_into_the_count():
     assert counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm, aside]))) == []
 
 
-def test_cut_off_fingers_never_make_a_second_hand():
-    """With another hand over the tower the fingers may be that hand's: the arm they would
-    bring in is not a second hand (a false "Uno!" is the worst error)."""
+def test_cut_off_fingers_never_make_a_second_hand_beside_another():
+    """With another hand over the tower next to them the fingers may be that hand's: the arm
+    they would bring in is not a second hand (a false "Uno!" is the worst error)."""
     from vision.hands import arm_entries, counted_arms
 
     cfg = default_config()
@@ -351,3 +351,36 @@ def test_a_finger_crossing_beside_the_far_end_of_a_wide_entry_is_part_of_that_ar
     assert len(out) == 1 and out[0].on_tower and out[0].reach_mm == 20.0
     # without the cells (centres 130 mm apart) they would be two arms
     assert len(_absorb_slivers([_arm(0.0, -200.0, 90.0, 90.0), _arm(130.0, -200.0, 20.0, 20.0)], 40.0, 120.0)) == 2
+
+
+def test_a_hand_cut_off_from_its_arm_far_from_another_hand_is_a_second_hand():
+    """Two players reaching in from opposite sides, one arm seen whole, the other only up to its
+    wrist and by its fingers: the fingers lie a hand's length from the first hand, so they are
+    no cut-off part of it."""
+    from vision.hands import arm_entries, counted_arms
+
+    cfg = default_config()
+    hc = cfg["hands"]
+    arm, fingers = (-30.0, 30.0, -200.0, -115.0), (-30.0, 30.0, -90.0, -50.0)
+    north = (-30.0, 30.0, 60.0, 200.0)           # a hand from the north, ending short of the tower's north side
+    got = counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([arm, fingers, north])))
+    assert len(got) == 2 and sum(a.by_pieces for a in got) == 1
+    # with the pieces rule off it stays one, as before
+    assert len(counted_arms({**hc, "pieces_apart_mm": 0.0}, arm_entries(cfg, TRAY, _grid_with([arm, fingers, north])))) == 1
+
+
+def test_two_arms_side_by_side_that_each_reach_the_tower_are_two_hands():
+    """One player's two hands (or two neighbours'), arms come in a finger's width apart: two
+    entries each as wide as an arm, each blob reaching the tower on its own."""
+    from vision.hands import arm_entries, counted_arms
+
+    cfg = default_config()
+    hc = cfg["hands"]
+    left, right = (-75.0, -15.0, -200.0, -45.0), (-5.0, 55.0, -200.0, -45.0)
+    got = counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([left, right])))
+    assert len(got) == 2
+    # before, entries that close were one arm (not wide enough to be two)
+    assert len(counted_arms(hc, arm_entries({**cfg, "hands": {**hc, "own_blob_arm_mm": 0.0}}, TRAY, _grid_with([left, right])))) == 1
+    # one of them stopping well short of the tower: one arm seen in two pieces, as before
+    short = (-5.0, 55.0, -200.0, -150.0)
+    assert len(counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([left, short])))) == 1
