@@ -278,20 +278,17 @@ def reading_evidence(ev: SlotEvidence, empty_weight: float) -> float:
 
 
 def glyph_seen(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
-    """Per slot: whether a glyph was read there (the glyph model names one surely) or the
-    occupancy model is sure of a block on its own (decision.glyph_seen_above,
-    block_without_glyph_above).
+    """Per slot: whether a glyph was read there, the glyph model naming one surely
+    (decision.glyph_seen_above).
 
     Every block carries its number or symbol on top. Through an empty outer slot the camera sees
     the level below crosswise, the ends of three blocks whose glyphs lie elsewhere: their colour
-    and seams make the occupancy model say "block", but the glyph model finds nothing and falls
-    back to its prior (about 0.35 for its likeliest class on the kits, against 0.97 and more for
-    nine blocks in ten). Without a glyph model every slot counts as seen."""
-    dc = p.cfg["decision"]
+    and seams make the occupancy model say "block", often at 0.99 and more, but the glyph model
+    finds nothing and falls back to its prior (about 0.35 for its likeliest class on the kits,
+    against 0.97 and more for nine blocks in ten). Without a glyph model every slot counts as seen."""
     if p.models.get("glyph") is None:
         return np.ones(len(ev.p_occ), bool)
-    return (ev.p_gly.max(axis=1) >= float(dc.get("glyph_seen_above", 0.0))) | (
-        ev.p_occ >= float(dc.get("block_without_glyph_above", 0.0)))
+    return ev.p_gly.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
 
 
 def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:

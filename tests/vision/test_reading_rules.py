@@ -72,11 +72,13 @@ def test_a_block_without_a_glyph_seen_reads_empty_and_doubtful():
     assert slots[1].candidates[0][0] == "blue-3"  # the doubtful block stays a candidate
 
 
-def test_a_block_the_occupancy_model_is_sure_of_stands_without_its_glyph():
+def test_however_sure_the_occupancy_model_is_a_block_needs_its_glyph_seen():
+    """The level below seen crosswise through an empty slot reads "block" at 0.99 and more."""
     from vision.reader import slot_readings
 
-    slots = slot_readings(_pipeline_with_glyph_model(), _evidence([0.995, 0.2, 0.9], [0.35, 0.35, 0.35]))
-    assert [str(s.block) if s.block else None for s in slots] == ["blue-3", None, None]
+    slots = slot_readings(_pipeline_with_glyph_model(), _evidence([0.999, 0.2, 0.999], [0.35, 0.35, 0.97]))
+    assert [str(s.block) if s.block else None for s in slots] == [None, None, "blue-3"]
+    assert slots[0].confidence < 0.01  # as doubtful as a reading gets
 
 
 def test_without_a_glyph_model_every_slot_counts_as_seen():
