@@ -13,7 +13,9 @@ enters towards the hand) extended out to the seats gives `entry_deg`, and the pa
 that arm's line says whether the hand reaches within one block length of the footprint (or onto
 the tower). An arm the table's colour is seen only over the tray: where a blob crosses the tray's
 rim with nothing seen on the table beyond, far from where it meets the edge, another arm comes
-in (its hand overlapping the first one's). Entries close together are one arm, unless each is
+in (its hand overlapping the first one's), if it is the table's colour there. An arm seen only
+on the table that meets the rim an arm's width wide in the tray's colour goes on over the tray
+unseen (`past_rim`). Entries close together are one arm, unless each is
 an arm's width leading to its own blob over the tower (two arms side by side). An arm twice as
 wide as one arm is two hands side by side, unless another arm is over the tower already.
 
@@ -55,6 +57,11 @@ class HandMask:
     # (n, n) bool: cells not in fg seen by their shading alone (`_ruffled`): only pieces of a hand
     # ahead of an arm (`_join_ahead`), never an arm or its width. None: none
     ruffled: np.ndarray | None = None
+    # (n, n, 3) float32 BGR each cell shows, and the table's own colour this frame (the table
+    # band's median): whether an arm seen only at the rim is the table's colour. None: unknown
+    px: np.ndarray | None = field(default=None, compare=False, repr=False)
+    table_bgr: np.ndarray | None = None
+    tray_bgr: np.ndarray | None = None  # the bare tray's colour this frame
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,9 @@ class ArmEntry:
     by_pieces: bool = False
     # it comes in where it crosses the tray's rim, nothing of it seen on the table (`_unfed_rim`)
     at_rim: bool = False
+    # seen only on the table, it crosses the table band up to the tray's rim an arm's width wide:
+    # it goes on over the tray unseen (a hand the tray's colour), so it is pinned at hand height
+    past_rim: bool = False
     # where it crosses the edge, cell by cell (tray mm on the hand plane): how near two entries are
     edge_cells: np.ndarray | None = field(default=None, compare=False, repr=False)
 
@@ -233,7 +243,9 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     fg &= ~_even_shadows(hc, fg, shady & ~table)
     rim = ~on_sheet & ~G.off_rim & in_img & ~tower if band > 0 else None
     ruffled &= known & ~fg
-    return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None)
+    table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
+    return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None,
+                    warped, table_bgr, np.asarray(tray_bgr, np.float32))
 
 
 def _even_shadows(hc: Mapping, fg: np.ndarray, shady: np.ndarray) -> np.ndarray:
@@ -635,6 +647,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     rim = (cv2.dilate(holes.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
     near_tower = cv2.dilate(m.tower.astype(np.uint8), _K3, iterations=2).astype(bool).ravel()
     table = m.table.ravel()
+    rim_side = _rim_side(hc, m, ec)
     half = tray.footprint_half
     min_area = float(hc["min_area_mm2"]) / (g * g)
     # where an arm crosses the tray's rim with nothing of it seen on the table beyond (an arm the
@@ -689,6 +702,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     tray0 = np.zeros(len(groups), bool)
     owned0: list[list[np.ndarray]] = [[] for _ in groups]
     owned: list[list[np.ndarray]] = [[] for _ in groups]
+    rim_pts: list[list[np.ndarray]] = [[] for _ in groups]
+    rim_idx: list[list[np.ndarray]] = [[] for _ in groups]
     for k in set().union(*[comps for _, comps in groups]) if groups else ():
         mine = [j for j, (_, comps) in enumerate(groups) if k in comps]
         i, pts = blob(k)
@@ -715,6 +730,10 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             touch[j] |= on_tower
             tray_seen[j] |= on_tray
             owned[j].append(pts_j)
+            if rim_side is not None and k not in pieces[j]:
+                at_rim_k = rim_side[i] if owner is None else rim_side[i] & own
+                rim_pts[j].append(pts[at_rim_k])
+                rim_idx[j].append(i[at_rim_k])
             if k not in pieces[j]:
                 owned0[j].append(pts_j)
                 reach0[j] = min(reach0[j], float(cheb_k[t]))
@@ -737,12 +756,40 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         arm_j = ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
                          float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
                          _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves,
-                         at_rim=any(e is r for r in rim_runs), edge_cells=e)
+                         at_rim=any(e is r for r in rim_runs), edge_cells=e,
+                         past_rim=_past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp))
         if pieces[j]:
             alone = replace(arm_j, reach_mm=float(reach0[j]), on_tower=bool(touch0[j]), on_tray=bool(tray0[j]))
             arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
         out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
+
+
+def _rim_side(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
+    """Flat mask of the table cells next to the tray's rim (within `edge_cells` + 1): where an arm
+    seen on the table meets the tray. None without a rim or when `past_rim_width_mm` is 0."""
+    if float(hc.get("past_rim_width_mm", 0.0)) <= 0 or m.rim is None:
+        return None
+    return (cv2.dilate(m.rim.view(np.uint8), _K3, iterations=ec + 1).view(bool) & m.table & m.fg).ravel()
+
+
+def _past_rim(hc: Mapping, m: HandMask, pts: list[np.ndarray], idx: list[np.ndarray], E: np.ndarray,
+              perp: np.ndarray) -> bool:
+    """Whether an arm's cells beside the rim span `past_rim_width_mm` across it, of the tray's
+    colour (`_looks_like`): the arm meets the tray an arm's width wide and goes on over it
+    unseen (a pale hand over a pale tray), not a hand resting on the table nor a shadow (which
+    is darker than the tray, and would show over it too)."""
+    width = float(hc.get("past_rim_width_mm", 0.0))
+    if width <= 0 or not pts:
+        return False
+    p = np.concatenate(pts)
+    if not len(p):
+        return False
+    ok = _looks_like(hc, m, np.concatenate(idx), m.tray_bgr)
+    if np.count_nonzero(ok) * 2 < len(ok):  # most of it, not a few cells of a shadow's edge
+        return False
+    p = p[ok]
+    return float(np.ptp((p - E) @ perp)) >= width
 
 
 def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -779,7 +826,9 @@ def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
     """Flat mask of the tray-side cells along the rim with no arm seen on the table within
     `rim_fed_mm` across it: an arm the colour of the table (dark skin on a dark table) shows
     only where it is over the tray, so it comes in at the rim. None when there is no table band
-    (then every arm is seen from the sheet's edge) or the setting is off."""
+    (then every arm is seen from the sheet's edge) or the setting is off. Only cells of the
+    table's own colour (`_like_table`) qualify: an arm of any other colour would have been seen
+    crossing the table, so what crosses the rim there is a hand's fingers or shadow."""
     fed_mm = float(hc.get("rim_fed_mm", 0.0))
     if fed_mm <= 0 or m.rim is None or not m.table.any():
         return None
@@ -787,7 +836,29 @@ def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
     k = _kernel(2 * int(math.ceil(fed_mm / m.cell_mm)) + 1)
     fed = cv2.dilate((m.fg & m.table).view(np.uint8), k).view(bool)
     seen = cv2.dilate((m.table & m.known).view(np.uint8), k).view(bool)  # not where the image ends at the rim
-    return (rim & seen & ~fed).ravel()
+    out = (rim & seen & ~fed & m.fg).ravel()
+    if out.any():
+        out[out] = _like_table(hc, m, np.flatnonzero(out))
+    return out
+
+
+def _like_table(hc: Mapping, m: HandMask, idx: np.ndarray) -> np.ndarray:
+    """Whether cells (flat indices) show the table's own colour (`_looks_like`)."""
+    return _looks_like(hc, m, idx, m.table_bgr)
+
+
+def _looks_like(hc: Mapping, m: HandMask, idx: np.ndarray, ref: np.ndarray | None) -> np.ndarray:
+    """Whether cells (flat indices) show the colour `ref` (BGR): their log colour differs from it
+    by at most `rim_table_chroma` (after the mean brightness change is taken out) and their
+    brightness by at most `rim_table_shift` (log; an arm is lit a little otherwise than the
+    surface beyond). `rim_table_chroma` 0, or no colours: all."""
+    lim = float(hc.get("rim_table_chroma", 0.0))
+    if lim <= 0 or m.px is None or ref is None:
+        return np.ones(len(idx), bool)
+    d = np.log(m.px.reshape(-1, 3)[idx] + 4.0) - np.log(np.asarray(ref, np.float32) + 4.0)
+    sh = d.mean(axis=1)
+    ch = np.abs(d - sh[:, None]).mean(axis=1)
+    return (ch <= lim) & (np.abs(sh) <= float(hc.get("rim_table_shift", math.inf)))
 
 
 def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, groups: list[tuple[np.ndarray, set[int]]],
@@ -988,8 +1059,9 @@ def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:
     footprint seen against the tray. Seen only against the table, nothing pins the hand's height
     (a hand resting on the table beside a tall tower lines up with the tower's top from the
     camera), so it must come closer: within `table_reach_mm` (a pale hand over a pale tray
-    often shows only where its arm crosses the darker table)."""
-    limit = float(hc["reach_mm"] if a.on_tray else hc["table_reach_mm"])
+    often shows only where its arm crosses the darker table), unless the arm goes on over the
+    tray unseen (`past_rim`): then its hand is over the tray, as one seen there."""
+    limit = float(hc["reach_mm"] if a.on_tray or a.past_rim else hc["table_reach_mm"])
     return a.on_tower or a.reach_mm <= limit
 
 
