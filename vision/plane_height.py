@@ -50,6 +50,13 @@ class PlaneView:
         k = cz / (cz - np.asarray(zs, dtype=np.float64))
         return N[:, None, :] + (np.asarray(pts, dtype=np.float64)[None] - N[:, None, :]) * k[:, None, None]
 
+    def on_sheet(self, mm: np.ndarray) -> np.ndarray:
+        """Whether tray-plane points (..., 2) lie on the tray sheet (all, without a sheet set)."""
+        if self.sheet is None:
+            return np.ones(mm.shape[:-1], bool)
+        x0, y0, x1, y1 = self.sheet
+        return (mm[..., 0] >= x0) & (mm[..., 0] <= x1) & (mm[..., 1] >= y0) & (mm[..., 1] <= y1)
+
     def index(self, mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tray mm (..., 2) -> flat pixel index (clipped into the view) and whether it is inside."""
         h, w = self.img.shape[:2]
@@ -114,7 +121,7 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
     # clipped to the tray and (align.plane_beyond_tray_mm) some way past it, where a tall face seen
     # from aside can hang out over the table, and to what the frame shows
-    ex = np.array(tray.extent()) + np.array([-1, -1, 1, 1]) * float(ac.get("plane_beyond_tray_mm", 0.0))
+    ex = _extent_grown(tray, float(ac.get("plane_beyond_tray_mm", 0.0)))
     seen = _seen_box(reg, img.shape)
     lo = np.maximum(spread.min(axis=0), np.maximum(ex[:2], seen[:2]) - m)
     hi = np.minimum(spread.max(axis=0), np.minimum(ex[2:], seen[2:]) + m)
@@ -130,9 +137,14 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     steps = cv2.merge([sx, sy, cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8)),
                        cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8))])
     sm = ac.get("sheet_margin_mm")  # how far past the markers the tray sheet surely reaches
-    sheet = None if sm is None else np.array(tray.extent()) + np.array([-1, -1, 1, 1]) * float(sm)
+    sheet = None if sm is None else _extent_grown(tray, float(sm))
     table = table_colour(cfg, tray, reg, img) if sheet is not None else None
     return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir), sheet, table)
+
+
+def _extent_grown(tray: Tray, mm: float) -> np.ndarray:
+    """The markers' extent (min x, min y, max x, max y) grown by mm on every side."""
+    return np.array(tray.extent()) + np.array([-1.0, -1.0, 1.0, 1.0]) * mm
 
 
 def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -> np.ndarray | None:
@@ -143,9 +155,7 @@ def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -
     r = cfg["align"].get("table_ring_mm")
     if not r:
         return None
-    r = float(r)
-    x0, y0, x1, y1 = tray.extent()
-    x0, y0, x1, y1 = x0 - r, y0 - r, x1 + r, y1 + r
+    x0, y0, x1, y1 = _extent_grown(tray, float(r))
     t = np.linspace(0.0, 1.0, 24, endpoint=False)
     ring = np.concatenate([np.column_stack([x0 + (x1 - x0) * t, np.full_like(t, y0)]),
                            np.column_stack([np.full_like(t, x1), y0 + (y1 - y0) * t]),
@@ -297,14 +307,12 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
     pts = pr.pts[cols]
     fi, ins = pv.lift_index(pts, zs, nadirs, cam_zs)
     px = pv.img.reshape(-1, 3)[fi].astype(np.float32)
-    expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains)
+    on_sheet = pv.on_sheet(pv.lift(pts, zs, nadirs, cam_zs))
+    expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains, on_sheet)
     fg = _not_tray(cfg["silhouette"], px, expect) & ins
     if pv.table_bgr is not None:
         # off the sheet, the table's own colour is not a face either
-        mm = pv.lift(pts, zs, nadirs, cam_zs)
-        sx0, sy0, sx1, sy1 = pv.sheet
-        off = (mm[..., 0] < sx0) | (mm[..., 0] > sx1) | (mm[..., 1] < sy0) | (mm[..., 1] > sy1)
-        fg &= ~off | _not_tray(cfg["silhouette"], px, np.broadcast_to(pv.table_bgr, px.shape))
+        fg &= on_sheet | _not_tray(cfg["silhouette"], px, np.broadcast_to(pv.table_bgr, px.shape))
     nb = pr.parts["band"].stop - pr.parts["band"].start
     band = np.add.reduce(fg[:, :nb], axis=1, dtype=np.float64) / nb  # (np.mean of a bool array)
     sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
@@ -318,10 +326,11 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
 
 
 def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None, cam_zs: np.ndarray | None,
-                  tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, np.ndarray]:
+                  tray_bgr: np.ndarray, bg, gains, on_sheet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The bare tray's colour where the face points pts (M, 2) at each height appear (as
     PlaneView.lift_index), in this frame's light: the learnt tray model where it covers the
-    point, else the tray's colour; and whether the model covers it. (Z, M, 3), (Z, M)."""
+    point on the sheet (`on_sheet`, (Z, M)), else the tray's colour; and whether the model covers
+    it there. (Z, M, 3), (Z, M)."""
     shape = (len(zs), len(pts))
     expect = np.broadcast_to(np.asarray(tray_bgr, np.float32), shape + (3,))
     if bg is None:
@@ -329,15 +338,10 @@ def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.nda
     h, w = bg.bgr.shape[:2]
     flat, inside = pv.lift_index(pts, zs, nadirs, cam_zs, (bg.x0, bg.y1, bg.ppm, h, w))
     model = bg.bgr.reshape(-1, 3)[flat]
-    ok = inside & bg.valid.reshape(-1)[flat]
-    if pv.sheet is not None:
-        # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
-        # photos showed it, and a table need not look the same in play (a tall face seen from
-        # aside hangs out over it)
-        x = bg.x0 + (flat % w) / bg.ppm
-        y = bg.y1 - (flat // w) / bg.ppm
-        sx0, sy0, sx1, sy1 = pv.sheet
-        ok &= (x >= sx0) & (x <= sx1) & (y >= sy0) & (y <= sy1)
+    # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
+    # photos showed it, and a table need not look the same in play (a tall face seen from aside
+    # hangs out over it)
+    ok = inside & bg.valid.reshape(-1)[flat] & on_sheet
     g = gains if gains is not None else np.ones(3, np.float32)
     return np.where(ok[..., None], model / np.asarray(g, np.float32), expect), ok
 
