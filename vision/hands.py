@@ -327,19 +327,23 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
                     Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
                 coef = _least_squares(Xf, Df, inl, Xf64, Df64)
             d -= X @ coef
-        # means over the three channels written out (NumPy's reduction over a last axis of three
-        # costs several times the arithmetic; the same sums in the same order)
-        sh = d[:, 0] + d[:, 1]
-        sh += d[:, 2]
-        sh /= 3
-        shift[idx] = sh
-        d -= sh[:, None]
-        a = np.abs(d, out=d)
-        c = a[:, 0] + a[:, 1]
-        c += a[:, 2]
-        c /= 3
-        chroma[idx] = c
+        shift[idx], chroma[idx] = _shift_and_chroma(d)
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+
+
+def _shift_and_chroma(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of log colour differences (N, 3; overwritten): the mean brightness change and the
+    mean absolute colour change once that is taken out. The means over the three channels are
+    written out: NumPy's reduction over a last axis of three costs several times the arithmetic."""
+    sh = d[:, 0] + d[:, 1]
+    sh += d[:, 2]
+    sh /= 3
+    d -= sh[:, None]
+    a = np.abs(d, out=d)
+    c = a[:, 0] + a[:, 1]
+    c += a[:, 2]
+    c /= 3
+    return sh, c
 
 
 def _design(xy: np.ndarray) -> np.ndarray:
@@ -856,8 +860,7 @@ def _looks_like(hc: Mapping, m: HandMask, idx: np.ndarray, ref: np.ndarray | Non
     if lim <= 0 or m.px is None or ref is None:
         return np.ones(len(idx), bool)
     d = np.log(m.px.reshape(-1, 3)[idx] + 4.0) - np.log(np.asarray(ref, np.float32) + 4.0)
-    sh = d.mean(axis=1)
-    ch = np.abs(d - sh[:, None]).mean(axis=1)
+    sh, ch = _shift_and_chroma(d)
     return (ch <= lim) & (np.abs(sh) <= float(hc.get("rim_table_shift", math.inf)))
 
 
