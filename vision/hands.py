@@ -992,8 +992,7 @@ def _blobs_reach(hc: Mapping, cells: list[np.ndarray], xy: np.ndarray, c: np.nda
     i = np.concatenate(cells)
     if not len(i):
         return False
-    limit = float(hc["reach_mm"] if (~table[i]).any() else hc["table_reach_mm"])
-    return bool(near_tower[i].any()) or float(_cheb(xy[i], c, half).min()) <= limit
+    return _within_reach(hc, bool(near_tower[i].any()), float(_cheb(xy[i], c, half).min()), bool((~table[i]).any()))
 
 
 def _extent(pts: np.ndarray) -> float:
@@ -1064,8 +1063,13 @@ def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:
     camera), so it must come closer: within `table_reach_mm` (a pale hand over a pale tray
     often shows only where its arm crosses the darker table), unless the arm goes on over the
     tray unseen (`past_rim`): then its hand is over the tray, as one seen there."""
-    limit = float(hc["reach_mm"] if a.on_tray or a.past_rim else hc["table_reach_mm"])
-    return a.on_tower or a.reach_mm <= limit
+    return _within_reach(hc, a.on_tower, a.reach_mm, a.on_tray or a.past_rim)
+
+
+def _within_reach(hc: Mapping, on_tower: bool, reach_mm: float, over_tray: bool) -> bool:
+    """The reach rule of `reaches_zone`: on the tower, or within `reach_mm` of the footprint when
+    the hand is known to be over the tray, `table_reach_mm` when seen only on the table."""
+    return on_tower or reach_mm <= float(hc["reach_mm"] if over_tray else hc["table_reach_mm"])
 
 
 def side_of(deg: float) -> str:
