@@ -351,18 +351,32 @@ def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return tl.not_tray_colour(th, px, ref)
 
 
-def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
-               bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
-               probes: Probes | None = None, focal_search: bool = True) -> tuple[float, Registration]:
-    """The top face's height over the whole range: coarse candidates, the highest good peak, then
-    a fine search round it, all on one rectified view; then (align.focal_factors) the focal
-    length searched with it. Returns the height and the registration whose camera fits it.
+@dataclass(frozen=True)
+class CoarseSearch:
+    """The coarse height candidates of one frame (per focal factor's camera when
+    align.coarse_all_focal), their scores and the rectified view they were scored on, kept so
+    that other candidates than the chosen one can be refined when its reading fails."""
 
-    With align.coarse_all_focal the coarse search runs for every focal factor's camera: when the
-    camera's focal length is not the calibration's, the camera centre the markers imply is off,
-    and a tall tower's face (lifted far off the tray plane) lines up at no height at all for the
-    calibrated centre, so a lower level or the tray's edge won and the focal search round it
-    never saw the top."""
+    pv: PlaneView
+    pr: Probes
+    facs: np.ndarray     # (Z,) focal factor of each candidate's camera
+    zs: np.ndarray       # (Z,) candidate heights for that camera, mm
+    nadirs: np.ndarray   # (Z, 2) that camera's foot on the tray
+    czs: np.ndarray      # (Z,) that camera's height
+    scores: np.ndarray   # (Z,) scores, -inf where not worth a full score (height_scores' `within`)
+    centres: dict        # focal factor -> (camera centre, pose) (_focal_centres)
+    chosen: int          # the candidate fit_height refines
+
+    @property
+    def one_camera(self) -> bool:
+        return len(self.centres) == 1
+
+
+def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
+                  bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
+                  probes: Probes | None = None, focal_search: bool = True) -> CoarseSearch:
+    """Coarse candidates over the whole range on one rectified view, and the highest good peak
+    among them (see fit_height)."""
     ac = cfg["align"]
     level = tray.block_mm[2]
     factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
@@ -397,16 +411,72 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
                        None if one else czs_a, within=alpha)
     i = _highest_peak_blocks(sc, facs_a, czs_a / (czs_a - zs_a), alpha)
-    if one:
-        z0 = float(zs_a[i])
+    return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i)
+
+
+def refine_candidate(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, cs: CoarseSearch, i: int,
+                     tray_bgr: np.ndarray, bg=None, gains: np.ndarray | None = None,
+                     focal_search: bool = True) -> tuple[float, Registration]:
+    """Coarse candidate i refined: a fine search round it, then (align.focal_factors) the focal
+    length searched with it. Returns the height and the registration whose camera fits it."""
+    ac = cfg["align"]
+    level = tray.block_mm[2]
+    step = float(ac["coarse_step_mm"])
+    if cs.one_camera:
+        z0 = float(cs.zs[i])
         fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
-        z = float(fine[int(np.argmax(height_scores(cfg, tray, pv, pr, fine, tray_bgr, bg, gains, within=1.0)))])
+        z = float(fine[int(np.argmax(height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, within=1.0)))])
     else:  # the focal search starts from the coarse winner's face scale, as a height for the calibrated camera
-        k = float(czs_a[i] / (czs_a[i] - zs_a[i]))
-        z = cz0 * (1 - 1 / k)
+        k = float(cs.czs[i] / (cs.czs[i] - cs.zs[i]))
+        z = cs.pv.cam_z * (1 - 1 / k)
+    factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
     if not factors:
         return z, reg
-    return refine_focal(cfg, tray, reg, img.shape, pv, pr, z, factors, tray_bgr, bg, gains, centres)
+    return refine_focal(cfg, tray, reg, shape, cs.pv, cs.pr, z, factors, tray_bgr, bg, gains, cs.centres)
+
+
+def other_candidates(cfg: Mapping, tray: Tray, cs: CoarseSearch, tray_bgr: np.ndarray, bg=None,
+                     gains: np.ndarray | None = None, count: int = 2) -> list[int]:
+    """Up to `count` coarse candidates other than the chosen one, best first: local peaks of the
+    fully scored candidates (colour checks and all), one per level's height apart from the
+    chosen one and each other. Only a frame whose first reading fails pays for these."""
+    one = cs.one_camera
+    sc = height_scores(cfg, tray, cs.pv, cs.pr, cs.zs, tray_bgr, bg, gains,
+                       None if one else cs.nadirs, None if one else cs.czs)
+    # each candidate as the calibrated camera's height that shows the face at the same scale
+    z_eq = cs.pv.cam_z * (1 - (cs.czs - cs.zs) / cs.czs)
+    gap = float(tray.block_mm[2]) * 0.8
+    taken = [cs.chosen]
+    cut = np.flatnonzero(np.diff(cs.facs) != 0) + 1
+    peaks = []
+    for a, b in zip(np.r_[0, cut], np.r_[cut, len(sc)]):
+        s = sc[a:b]
+        left, right = np.r_[-np.inf, s[:-1]], np.r_[s[1:], -np.inf]
+        peaks.extend(a + np.flatnonzero((s >= left) & (s >= right) & np.isfinite(s) & (s > 0)))
+    out: list[int] = []
+    for j in sorted(peaks, key=lambda j: -sc[j]):
+        if all(abs(z_eq[j] - z_eq[t]) > gap for t in taken):
+            out.append(int(j))
+            taken.append(int(j))
+        if len(out) >= count:
+            break
+    return out
+
+
+def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
+               bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
+               probes: Probes | None = None, focal_search: bool = True) -> tuple[float, Registration]:
+    """The top face's height over the whole range: coarse candidates, the highest good peak, then
+    a fine search round it, all on one rectified view; then (align.focal_factors) the focal
+    length searched with it. Returns the height and the registration whose camera fits it.
+
+    With align.coarse_all_focal the coarse search runs for every focal factor's camera: when the
+    camera's focal length is not the calibration's, the camera centre the markers imply is off,
+    and a tall tower's face (lifted far off the tray plane) lines up at no height at all for the
+    calibrated centre, so a lower level or the tray's edge won and the focal search round it
+    never saw the top."""
+    cs = coarse_search(cfg, tray, reg, img, tray_bgr, bg, gains, z_lo, z_hi, probes, focal_search)
+    return refine_candidate(cfg, tray, reg, img.shape, cs, cs.chosen, tray_bgr, bg, gains, focal_search)
 
 
 def _focal_centres(reg: Registration, shape: tuple, factors: list[float]) -> dict[float, tuple]:

@@ -170,12 +170,21 @@ def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.nda
 
 def top_face(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
              gains: np.ndarray, focal_search: bool = True) -> tuple[float, Registration]:
+    """The top face's height and the registration whose camera lines it up (see top_face_search)."""
+    z, reg, _ = top_face_search(p, reg, img, tray_bgr, gains, focal_search)
+    return z, reg
+
+
+def top_face_search(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray,
+                    focal_search: bool = True) -> tuple[float, Registration, plane_height.CoarseSearch | None]:
     """The top face's height and the registration whose camera lines it up: the outline's edge
     fit over the whole range on the tray plane ("outline"; with align.focal_factors the focal
     length is searched too), or near the silhouette's height ("silhouette+outline"), or the
-    silhouette alone."""
+    silhouette alone. With the tray-plane search, its coarse candidates come too, for
+    read_frame to try others when the first reads no block."""
     method = str(p.cfg["top"].get("height_method", "outline"))
     z = float("nan")
+    cs = None
     win = float(p.cfg["align"].get("silhouette_window_mm", 0.0))
     if method != "outline" or win > 0:
         bg = p.background if p.cfg["top"].get("height_uses_tray_model", True) else None
@@ -183,15 +192,17 @@ def top_face(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarr
     if method == "outline":
         lo, hi = (z - win, z + win) if win > 0 and np.isfinite(z) else (0.0, np.inf)
         if p.cfg["align"].get("search", "plane") == "plane":
-            z, reg = plane_height.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi,
-                                             p.height_probes, focal_search)
+            cs = plane_height.coarse_search(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi,
+                                            p.height_probes, focal_search)
+            z, reg = plane_height.refine_candidate(p.cfg, p.tray, reg, img.shape, cs, cs.chosen, tray_bgr,
+                                                   p.background, gains, focal_search)
         else:
             z = tl.fit_height(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi)
     elif method != "silhouette":
         z = tl.align_height(p.cfg, p.tray, reg, img, z)
     if not np.isfinite(z):
         z = float(p.cfg["top"]["fallback_levels"]) * p.tray.block_mm[2]
-    return z, reg
+    return z, reg, cs
 
 
 @dataclass(frozen=True)
@@ -332,42 +343,82 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
 
-def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
-    """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen."""
-    ctx = frame_context(p, img)
-    reg, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains
-    z, reg = top_face(p, reg, img, tray_bgr, gains)
-    ctx = FrameContext(reg, tray_bgr, gains)
-    face = tl.face_image(p.cfg, p.tray, reg, img, z)
+def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
+             need_block: bool = False) -> tuple[str, SlotEvidence, float] | None:
+    """The top face at height z read: its orientation, that orientation's slot evidence and the
+    orientation's probability.
+
+    Each orientation's slots are read; the right one shows whole, confidently read blocks (the
+    wrong one cuts across blocks). That evidence joins the face-pattern model. With
+    `need_block`, both orientations are read whatever the face pattern says, and only one that
+    reads a block (reads_a_block) can win (None when neither does): a lone block across the top
+    shows the level below's three stripes round it, which the face pattern takes for the top."""
+    face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
-    # Each orientation's slots are read; the right one shows whole, confidently read blocks
-    # (the wrong one cuts across blocks). That evidence joins the face-pattern model.
     dc = p.cfg["decision"]
     lam = float(dc["orientation_block_weight"])
     sure = float(dc["orientation_sure_above"])
     reads: dict[str, SlotEvidence] = {}
     score = {}
     for k, o in enumerate(("x", "y")):
-        if lam and po[k] < 1 - sure:
+        if lam and po[k] < 1 - sure and not need_block:
             continue  # the face pattern alone is sure enough: read only the other orientation
         ev = slot_evidence(p, ctx, img, z, o)
         reads[o] = ev
         score[o] = float(np.log(max(po[k], 1e-6)) + lam * reading_evidence(ev, float(dc["orientation_empty_weight"])))
-        if lam == 0:
+        if lam == 0 and not need_block:
             break
-    if lam:
-        orient = max(score, key=score.get)
+    if lam or need_block:
+        allowed = [o for o in score if not need_block or reads_a_block(p, reads[o])]
+        if not allowed:
+            return None
         sx, sy = score.get("x", -np.inf), score.get("y", -np.inf)
-        po = np.exp(np.array([sx, sy]) - max(sx, sy))
-        po = po / po.sum()
-    else:
-        orient = "x" if po[0] >= po[1] else "y"
-        if orient not in reads:
-            reads[orient] = slot_evidence(p, ctx, img, z, orient)
-    slots = slot_readings(p, reads[orient])
+        probs = np.exp(np.array([sx, sy]) - max(sx, sy))
+        probs = dict(zip(("x", "y"), probs / probs.sum()))
+        orient = max(allowed, key=score.get)
+        return orient, reads[orient], float(probs[orient])
+    orient = "x" if po[0] >= po[1] else "y"
+    if orient not in reads:
+        reads[orient] = slot_evidence(p, ctx, img, z, orient)
+    return orient, reads[orient], float(max(po))
+
+
+def reads_a_block(p: Pipeline, ev: SlotEvidence) -> bool:
+    """Whether some slot reads as a block with its glyph seen: every top level holds one."""
+    return bool(np.any((ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev)))
+
+
+def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
+    """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen.
+
+    A top read with no block at all is no top: when the first height's reading finds no block
+    with its glyph, the other orientation is read at that height (a lone block across the top),
+    then the next best height candidates (decision.other_heights of them) with both
+    orientations, and the first reading that finds a block is kept. Most such frames had the
+    tower's base outline or a lower level win over a top whose outline hands cover."""
+    ctx = frame_context(p, img)
+    reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
+    z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
+    ctx = FrameContext(reg, tray_bgr, gains)
+    orient, ev, o_conf = read_top(p, ctx, img, z)
+    tries = int(p.cfg["decision"].get("other_heights", 0))
+    if cs is not None and tries > 0 and not reads_a_block(p, ev):
+        found = read_top(p, ctx, img, z, need_block=True)  # first the other orientation at this height
+        if found is not None:
+            orient, ev, o_conf = found
+        else:
+            for i in plane_height.other_candidates(p.cfg, p.tray, cs, tray_bgr, p.background, gains, tries):
+                z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i,
+                                                         tray_bgr, p.background, gains)
+                ctx2 = FrameContext(reg2, tray_bgr, gains)
+                found = read_top(p, ctx2, img, z2, need_block=True)
+                if found is not None:
+                    z, reg, ctx = z2, reg2, ctx2
+                    orient, ev, o_conf = found
+                    break
+    slots = slot_readings(p, ev)
     hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains, p.hand_grid)
-    o_conf = float(max(po))
     uncertain, note = _uncertainty(p, slots, o_conf)
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
     return FrameResult(reading, reg, z, o_conf)
