@@ -20,7 +20,7 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
     L, W, _ = tray.block_mm
     cx, cy = tray.tower_center
     for s in range(3):
-        off = (s - 1) * W
+        off = (s + res.first_slot - 1) * W
         if r.orientation == "x":
             rect = np.array([[cx - L / 2, cy + off - W / 2], [cx + L / 2, cy + off - W / 2], [cx + L / 2, cy + off + W / 2], [cx - L / 2, cy + off + W / 2]])
         else:

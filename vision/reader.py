@@ -137,6 +137,7 @@ class FrameResult:
     registration: Registration
     z_top: float
     orientation_p: float  # probability of the chosen orientation
+    first_slot: int = 0  # where the top's slot 0 lies on the face found (-1 or 1: shifted_face)
 
 
 def block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> list[tuple[str, float]]:
@@ -225,15 +226,17 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
     return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr))
 
 
-def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray):
+def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray,
+                  first: int = 0):
     """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features.
 
     Each slot's glyph is found first; the colour patch of a slot whose glyph lies off the slot is
     cut again round it (`top_level.slot_cuts`): a played top can lie half a slot across, and a
     patch cut at the nominal slot is then half one block, half its neighbour (a vivid neighbour
     wins the colour). Occupancy stays on the nominal slots: an empty slot's glyph search can
-    find the neighbour's glyph."""
-    nominal, offsets, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient)
+    find the neighbour's glyph. `first`: the slot position the three start at (see
+    top_level.slot_patches)."""
+    nominal, offsets, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first)
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats = pf.color_features(labs)
     col = feats[:3].copy()
@@ -241,7 +244,7 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     patches = [again.get(s, nominal[s]) for s in range(3)]
     gly = []
     for s in range(3):
-        crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, s, offset=offsets[s])
+        crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + s, offset=offsets[s])
         gly.append(tl.glyph_features(p.cfg, crop))
         gly.append(tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1])))
     return patches, col, np.array(gly), pf.occupancy_features(p.cfg, labs[:3], feats[:3])
@@ -256,8 +259,9 @@ class SlotEvidence:
     p_gly: np.ndarray
 
 
-def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str) -> SlotEvidence:
-    _, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains)
+def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                  first: int = 0) -> SlotEvidence:
+    _, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
     g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
@@ -266,7 +270,8 @@ def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
     th = float(p.cfg["decision"]["tray_empty_above"])
     if th < 1.0 and z <= float(p.cfg["decision"]["tray_check_below_levels"]) * float(p.tray.block_mm[2]):
         # against the tray's colour in this frame: the learnt tray model never saw under the tower
-        bare = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains)
+        bare = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains,
+                                     first)
         p_occ = np.where(bare > th, np.minimum(p_occ, 1.0 - bare), p_occ)
     return SlotEvidence(p_occ, p_col, p_gly)
 
@@ -350,9 +355,10 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
 
     Each orientation's slots are read; the right one shows whole, confidently read blocks (the
     wrong one cuts across blocks). That evidence joins the face-pattern model. With
-    `need_block`, both orientations are read whatever the face pattern says, and only one that
-    reads a block (reads_a_block) can win (None when neither does): a lone block across the top
-    shows the level below's three stripes round it, which the face pattern takes for the top."""
+    `need_block`, both orientations are read whatever the face pattern says (each only where
+    some glyph is seen), and only one that reads a block (reads_a_block) can win (None when
+    neither does): a lone block across the top shows the level below's three stripes round it,
+    which the face pattern takes for the top."""
     face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
@@ -364,13 +370,18 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     for k, o in enumerate(("x", "y")):
         if lam and po[k] < 1 - sure and not need_block:
             continue  # the face pattern alone is sure enough: read only the other orientation
+        if need_block and not any(glyph_seen_at(p, ctx, img, z, o, s) for s in range(3)):
+            # no glyph, no block (the glyphs alone cost a third of a full reading): it scores
+            # as a reading of no block, its face pattern alone
+            score[o] = float(np.log(max(po[k], 1e-6)))
+            continue
         ev = slot_evidence(p, ctx, img, z, o)
         reads[o] = ev
         score[o] = float(np.log(max(po[k], 1e-6)) + lam * reading_evidence(ev, float(dc["orientation_empty_weight"])))
         if lam == 0 and not need_block:
             break
     if lam or need_block:
-        allowed = [o for o in score if not need_block or reads_a_block(p, reads[o])]
+        allowed = [o for o in reads if not need_block or reads_a_block(p, reads[o])]
         if not allowed:
             return None
         sx, sy = score.get("x", -np.inf), score.get("y", -np.inf)
@@ -382,6 +393,35 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     if orient not in reads:
         reads[orient] = slot_evidence(p, ctx, img, z, orient)
     return orient, reads[orient], float(max(po))
+
+
+def glyph_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, slot: int) -> bool:
+    """Whether a glyph is read surely (glyph_seen's test) at one slot position of the face, as
+    laid or turned: used past the face's ends, where the top's own level has no slot."""
+    if p.models.get("glyph") is None:
+        return False
+    crop = tl.glyph_crop(p.cfg, p.tray, ctx.registration, img, z, orient, slot)
+    X = np.array([tl.glyph_features(p.cfg, crop), tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1]))])
+    g = _class_probs(p.models["glyph"], X, GLYPHS).max(axis=0)
+    return float(g.max() / g.sum()) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
+
+
+def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                 ev: SlotEvidence) -> tuple[int, SlotEvidence] | None:
+    """The face taken one slot over, when the reading says it lies there: a glyph read surely
+    just past one end of the face while the slot at the other end holds no block with its glyph.
+    A level has three slots, so four glyphs in a row cannot all be on it; seen from aside with
+    the focal length a little off, the face the outline fit lines up can lie a whole slot off
+    the top (the top's blocks then read one slot over, and its outer block not at all).
+    Returns (first slot position, evidence there) or None."""
+    held = (ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev)
+    for first, past, other_end in ((1, 3, 0), (-1, -1, 2)):
+        if not held[other_end] and glyph_seen_at(p, ctx, img, z, orient, past):
+            ev2 = slot_evidence(p, ctx, img, z, orient, first)
+            held2 = (ev2.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev2)
+            if held2.sum() >= held.sum():
+                return first, ev2
+    return None
 
 
 def reads_a_block(p: Pipeline, ev: SlotEvidence) -> bool:
@@ -396,7 +436,9 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     with its glyph, the other orientation is read at that height (a lone block across the top),
     then the next best height candidates (decision.other_heights of them) with both
     orientations, and the first reading that finds a block is kept. Most such frames had the
-    tower's base outline or a lower level win over a top whose outline hands cover."""
+    tower's base outline or a lower level win over a top whose outline hands cover. Last, with
+    decision.slot_shift_check, a face found one slot off the top is read one slot over
+    (shifted_face)."""
     ctx = frame_context(p, img)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
     z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
@@ -417,8 +459,13 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
                     z, reg, ctx = z2, reg2, ctx2
                     orient, ev, o_conf = found
                     break
+    first = 0
+    if p.cfg["decision"].get("slot_shift_check", False):
+        moved = shifted_face(p, ctx, img, z, orient, ev)
+        if moved is not None:
+            first, ev = moved
     slots = slot_readings(p, ev)
     hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, o_conf)
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
-    return FrameResult(reading, reg, z, o_conf)
+    return FrameResult(reading, reg, z, o_conf, first)

@@ -281,10 +281,12 @@ def jitter_matrix(rng: np.random.Generator, shift_mm: float, deg: float, scale: 
 
 
 def slot_patches(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
-                 offsets: Sequence[tuple[float, float]] | None = None) -> list[np.ndarray]:
+                 offsets: Sequence[tuple[float, float]] | None = None, first: int = 0) -> list[np.ndarray]:
     """The three slots of a level rectified (long side horizontal), each cut at its nominal place
-    or, with `offsets` (slot mm, as `glyph_offset` gives), round where its block's glyph lies."""
-    return [slot_patch(cfg, tray, reg, img, z, orient, s, None if offsets is None else offsets[s]) for s in range(3)]
+    or, with `offsets` (slot mm, as `glyph_offset` gives), round where its block's glyph lies.
+    `first`: the slot position the three start at (-1 or 1: the face taken one slot over)."""
+    return [slot_patch(cfg, tray, reg, img, z, orient, first + s, None if offsets is None else offsets[s])
+            for s in range(3)]
 
 
 def slot_patch(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
@@ -313,13 +315,14 @@ def moved_slots(cfg: Mapping, offsets: Sequence[tuple[float, float]]) -> list[in
 
 
 def slot_cuts(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float,
-              orient: str) -> tuple[list[np.ndarray], list[tuple[float, float]], dict[int, np.ndarray]]:
+              orient: str, first: int = 0) -> tuple[list[np.ndarray], list[tuple[float, float]], dict[int, np.ndarray]]:
     """Where a level's slots are read, as the reader and calibration both cut them: the three
     nominal patches (occupancy), each slot's glyph offset (the glyph crop), and, per slot whose
-    glyph lies off it (`moved_slots`), its colour patch cut again round the glyph."""
-    nominal = slot_patches(cfg, tray, reg, img, z, orient)
-    offsets = [glyph_offset(cfg, tray, reg, img, z, orient, s) for s in range(3)]
-    again = {s: slot_patch(cfg, tray, reg, img, z, orient, s, offsets[s]) for s in moved_slots(cfg, offsets)}
+    glyph lies off it (`moved_slots`), its colour patch cut again round the glyph. `first`: as
+    for slot_patches."""
+    nominal = slot_patches(cfg, tray, reg, img, z, orient, first=first)
+    offsets = [glyph_offset(cfg, tray, reg, img, z, orient, first + s) for s in range(3)]
+    again = {s: slot_patch(cfg, tray, reg, img, z, orient, first + s, offsets[s]) for s in moved_slots(cfg, offsets)}
     return nominal, offsets, again
 
 
@@ -818,9 +821,10 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
 
 
 def slot_tray_fraction(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
-                       tray_bgr: np.ndarray, bg=None, gains: np.ndarray | None = None) -> np.ndarray:
+                       tray_bgr: np.ndarray, bg=None, gains: np.ndarray | None = None, first: int = 0) -> np.ndarray:
     """Per slot, how much of it looks like the bare tray behind it (the first level's empty slots
-    show the tray, which a wooden tray's colour can pass for a yellow block in the models)."""
+    show the tray, which a wooden tray's colour can pass for a yellow block in the models).
+    `first`: as for slot_patches."""
     L, W, _ = tray.block_mm
     a = np.linspace(-L / 2 + 6, L / 2 - 6, 9)
     b = np.linspace(-W / 2 + 4, W / 2 - 4, 3)
@@ -829,7 +833,7 @@ def slot_tray_fraction(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndar
     cam = reg.camera
     g = gains if gains is not None else np.ones(3, np.float32)
     # the three slots' points at once: (3, n, 2) tray mm -> image
-    xy = np.stack([(local @ slot_frame(tray, orient, slot).T)[:, :2] for slot in range(3)])
+    xy = np.stack([(local @ slot_frame(tray, orient, first + slot).T)[:, :2] for slot in range(3)])
     uv = _project_many(cam.K, cam.R, np.asarray(cam.tvec, dtype=np.float64), xy.reshape(-1, 2), np.array([z]))[0]
     uv = uv.reshape(3, -1, 2)
     fg = foreground(cfg["silhouette"], img, expected_tray(bg, reg, uv, tray_bgr, g), uv)
