@@ -17,7 +17,9 @@ in (its hand overlapping the first one's), if it is the table's colour there. An
 on the table that meets the rim an arm's width wide in the tray's colour goes on over the tray
 unseen (`past_rim`). Entries close together are one arm, unless each is
 an arm's width leading to its own blob over the tower (two arms side by side). An arm twice as
-wide as one arm is two hands side by side, unless another arm is over the tower already.
+wide as one arm is two hands side by side, unless another arm is over the tower already; so is
+a lone arm whose blob, its fingers and slim forearms eroded away, leaves two palms side by side
+across its line (`_palms`: two arms that came in together).
 
 The fingertip's side is no evidence of the seat (players reach round the tower); the arm's entry
 direction is.
@@ -97,6 +99,8 @@ class ArmEntry:
     past_rim: bool = False
     # where it crosses the edge, cell by cell (tray mm on the hand plane): how near two entries are
     edge_cells: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # two palms side by side at its hand end (`_palms`): each one's (entry_deg, tip_mm)
+    palms: tuple[tuple[float, tuple[float, float]], ...] = ()
 
 
 def hand_plane_z(cfg: Mapping, z_top: float) -> float:
@@ -639,6 +643,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     ncomp, lab = cv2.connectedComponents(fg8, connectivity=8)
     stats = np.zeros((ncomp, cv2.CC_STAT_MAX), np.int32)
     stats[:, cv2.CC_STAT_AREA] = np.bincount(lab.ravel(), minlength=ncomp)
+    lab8 = lab  # the blobs across the bridged strips: an arm's whole shape (`_palms`)
     lab = np.where(m.fg, lab, 0)
     if m.ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
         lab, stats = _with_ruffled(m.ruffled, lab, stats)
@@ -765,6 +770,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         if pieces[j]:
             alone = replace(arm_j, reach_mm=float(reach0[j]), on_tower=bool(touch0[j]), on_tray=bool(tray0[j]))
             arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
+        if not halves and reaches_zone(hc, arm_j):
+            arm_j = replace(arm_j, palms=_palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u))
         out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
 
@@ -794,6 +801,73 @@ def _past_rim(hc: Mapping, m: HandMask, pts: list[np.ndarray], idx: list[np.ndar
         return False
     p = p[ok]
     return float(np.ptp((p - E) @ perp)) >= width
+
+
+def _palms(hc: Mapping, tray: Tray, m: HandMask, lab8: np.ndarray, comps: set[int], E: np.ndarray,
+           u: np.ndarray) -> tuple[tuple[float, tuple[float, float]], ...]:
+    """Two hands whose arms come in together (one blob, one entry no wider than an arm or two)
+    seen by their palms side by side: the blob (across the bridged strips) eroded by
+    `palm_core_mm` loses its fingers, thumbs and slim wrists, and what stays are palms and
+    forearms. Two cores of at least `palm_min_mm2` each that lie side by side across the arm's
+    line (their spans along it overlap, their spans across it do not) are two hands; an arm and
+    its own hand lie one behind the other along its line, cut apart at the wrist or the tray's
+    rim. Returns each core's (entry_deg, tip_mm), or () (`palm_core_mm` 0: off)."""
+    core_mm = float(hc.get("palm_core_mm", 0.0))
+    if core_mm <= 0 or not comps:
+        return ()
+    g = m.cell_mm
+    r = max(1, int(round(core_mm / g)))
+    keep = np.zeros(int(lab8.max()) + 1, bool)
+    keep[[k for k in comps if k < len(keep)]] = True
+    blob = keep[lab8]
+    rows, cols = np.flatnonzero(blob.any(axis=1)), np.flatnonzero(blob.any(axis=0))
+    if not len(rows):
+        return ()
+    n0, n1 = blob.shape
+    r0, r1 = max(0, rows[0] - r - 1), min(n0, rows[-1] + r + 2)
+    c0, c1 = max(0, cols[0] - r - 1), min(n1, cols[-1] + r + 2)
+    core = cv2.erode(blob[r0:r1, c0:c1].view(np.uint8), _disk(r))  # (the grid's own border does not erode)
+    nl, cl, st, _ = cv2.connectedComponentsWithStats(core, connectivity=8)
+    big = [k for k in range(1, nl) if st[k, cv2.CC_STAT_AREA] * g * g >= float(hc.get("palm_min_mm2", 0.0))]
+    if len(big) < 2:
+        return ()
+    perp = np.array([-u[1], u[0]])
+    xy = m.xy[r0:r1, c0:c1]
+    spans = {}
+    for k in big:
+        p = xy[cl == k]
+        along, across = (p - E) @ u, (p - E) @ perp
+        spans[k] = (p, along.min(), along.max(), across.min(), across.max())
+    best, pair = -1, None
+    for i, a in enumerate(big):
+        for b in big[i + 1:]:
+            A, B = spans[a], spans[b]
+            if min(A[2], B[2]) < max(A[1], B[1]) or max(A[3], B[3]) < min(A[4], B[4]):
+                continue  # one behind the other along the arm, or overlapping across it
+            small = min(st[a, cv2.CC_STAT_AREA], st[b, cv2.CC_STAT_AREA])
+            if small > best:
+                best, pair = small, (a, b)
+    if pair is None:
+        return ()
+    c = np.asarray(tray.tower_center, float)
+    out = []
+    for k in pair:
+        p = spans[k][0]
+        d = E - _mean0(p)
+        d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
+        tip = p[np.argmin(_cheb(p, c, 0.0))]
+        out.append((_entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
+    return tuple(out)
+
+
+_DISKS: dict[int, np.ndarray] = {}
+
+
+def _disk(r: int) -> np.ndarray:
+    a = _DISKS.get(r)
+    if a is None:
+        a = _DISKS[r] = _readonly(cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1)))
+    return a
 
 
 def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1018,8 +1092,8 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     hands: list[HandReading] = []
     arms = counted_arms(hc, arm_entries(cfg, tray, m))
     for a in arms:
-        if splits_in_two(hc, a, len(arms)):  # two side by side, each from its own side of the arm
-            looks = a.halves or ((a.entry_deg, a.tip_mm),) * 2
+        if splits_in_two(hc, a, len(arms)) or two_palms(a, len(arms)):  # two side by side
+            looks = a.halves or a.palms or ((a.entry_deg, a.tip_mm),) * 2
             for deg, tip in looks:
                 hands.append(HandReading(side=side_of(deg), tip_mm=tip, confidence=0.6, entry_deg=round(deg, 1)))
             continue
@@ -1037,6 +1111,13 @@ def splits_in_two(hc: Mapping, a: ArmEntry, counted: int) -> bool:
     if a.width_mm < float(hc["two_arm_width_mm"]):
         return False
     return counted <= 1 or bool(hc.get("split_beside_others", True))
+
+
+def two_palms(a: ArmEntry, counted: int) -> bool:
+    """Whether one counted arm, the only one, is two hands whose arms came in together: two
+    palms side by side at its hand end (`_palms`). Beside another counted arm it is not made
+    (as `splits_in_two`): the "two or more" is already seen."""
+    return counted <= 1 and len(a.palms) == 2
 
 
 def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:

@@ -1,0 +1,66 @@
+"""Two hands whose arms come in together: told apart by their palms side by side.
+
+Two players reaching from neighbouring seats (or one player's two hands) can cross the tray's
+edge as one blob no wider than one broad arm. Their slim forearms and fingers aside, what is
+left of the blob where it is an arm's width or more is two palms, side by side across the arm's
+line. One arm and its own hand leave one core, or two one behind the other along the line."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision.hands import HandMask, arm_entries, counted_arms, two_palms
+from vision.reader import default_config
+from vision.synthkit import default_tray
+
+TRAY = default_tray()
+
+
+def _grid(boxes):
+    """A 5 mm hand grid round the tower seen from straight above, all tray (no table band), with
+    arm cells in `boxes` (x0, x1, y0, y1: mm from the tower's centre)."""
+    g, half = 5.0, 200.0
+    cx, cy = TRAY.tower_center
+    n = int(2 * half / g)
+    ii, jj = np.indices((n, n))
+    xy = np.stack([cx - half + g / 2 + g * jj, cy + half - g / 2 - g * ii], axis=-1).astype(float)
+    outside = np.zeros((n, n), bool)
+    outside[[0, -1], :] = outside[:, [0, -1]] = True
+    tower = np.abs(xy - (cx, cy)).max(axis=-1) < TRAY.footprint_half + 6.0
+    known = ~outside & ~tower
+    fg = np.zeros((n, n), bool)
+    for x0, x1, y0, y1 in boxes:
+        fg |= (xy[..., 0] >= cx + x0) & (xy[..., 0] < cx + x1) & (xy[..., 1] >= cy + y0) & (xy[..., 1] < cy + y1)
+    return HandMask(fg & known, known, tower, outside, np.zeros((n, n), bool), xy, 0.0, g)
+
+
+def _hands(boxes):
+    """How many hands find_hands would read from the grid's one counted arm."""
+    cfg = default_config()
+    hc = cfg["hands"]
+    arms = counted_arms(hc, arm_entries(cfg, TRAY, _grid(boxes)))
+    assert len(arms) == 1 and arms[0].width_mm < float(hc["two_arm_width_mm"])
+    return 2 if two_palms(arms[0], len(arms)) else 1
+
+
+def test_two_forearms_coming_in_together_with_their_palms_side_by_side_are_two_hands():
+    # forearms 30 mm wide from the south edge, 10 mm apart: one entry 70 mm wide
+    forearms = [(-35.0, -5.0, -200.0, -110.0), (5.0, 35.0, -200.0, -110.0)]
+    palms = [(-65.0, -5.0, -110.0, -43.0), (5.0, 65.0, -110.0, -43.0)]
+    assert _hands(forearms + palms) == 2
+
+
+def test_one_arm_with_its_hand_is_one_hand():
+    arm = (-30.0, 30.0, -200.0, -120.0)
+    palm = (-45.0, 45.0, -120.0, -43.0)
+    assert _hands([arm, palm]) == 1
+    # cut apart at a slim wrist: the arm's core lies behind the palm's, along the arm
+    wrist = (-12.0, 12.0, -125.0, -110.0)
+    assert _hands([(-30.0, 30.0, -200.0, -125.0), wrist, (-45.0, 45.0, -110.0, -43.0)]) == 1
+
+
+def test_fingers_spread_ahead_of_a_palm_are_not_another_palm():
+    arm = (-30.0, 30.0, -200.0, -130.0)
+    palm = (-40.0, 40.0, -130.0, -80.0)
+    fingers = [(x, x + 15.0, -80.0, -43.0) for x in (-40.0, -17.0, 6.0, 27.0)]
+    assert _hands([arm, palm] + fingers) == 1
