@@ -15,7 +15,8 @@ the tower). An arm the table's colour is seen only over the tray: where a blob c
 rim with nothing seen on the table beyond, far from where it meets the edge, another arm comes
 in (its hand overlapping the first one's), if it is the table's colour there. An arm seen only
 on the table that meets the rim an arm's width wide in the tray's colour goes on over the tray
-unseen (`past_rim`). Entries close together are one arm, unless each is
+unseen (`past_rim`); its hand lies beyond the rim, so alone it counts a rim's width further out
+(`_unseen_reach`). Entries close together are one arm, unless each is
 an arm's width leading to its own blob over the tower (two arms side by side). An arm twice as
 wide as one arm is two hands side by side, unless another arm is over the tower already; so is
 a lone arm whose blob, its fingers and slim forearms eroded away, leaves two palms side by side
@@ -1126,6 +1127,8 @@ def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
     hand lies at least `pieces_apart_mm` from the other's (0: never): the piece may be another
     hand's fingers, and a false "Uno!" is the worst error."""
     arms = [a for a in arms if reaches_zone(hc, a)]
+    if len(arms) > 1:  # an arm counted only as one going on over the tray unseen: a lone hand only
+        arms = [a for a in arms if not _unseen_reach(hc, a)] or arms[:1]
     if len(arms) > 1:
         whole = [a for a in arms if not a.by_pieces]
         apart = float(hc.get("pieces_apart_mm", 0.0))
@@ -1144,7 +1147,17 @@ def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:
     camera), so it must come closer: within `table_reach_mm` (a pale hand over a pale tray
     often shows only where its arm crosses the darker table), unless the arm goes on over the
     tray unseen (`past_rim`): then its hand is over the tray, as one seen there."""
-    return _within_reach(hc, a.on_tower, a.reach_mm, a.on_tray or a.past_rim)
+    return _within_reach(hc, a.on_tower, a.reach_mm, a.on_tray or a.past_rim) or _unseen_reach(hc, a)
+
+
+def _unseen_reach(hc: Mapping, a: ArmEntry) -> bool:
+    """Whether an arm seen only on the table that goes on over the tray unseen (`past_rim`)
+    reaches the zone only because its hand lies beyond the tray's unseen rim: its innermost
+    cell seen is on the table, short of the rim, while the arm crossed the rim, so its hand is
+    further in than that by the rim's width at least. Within `past_rim_reach_mm` (0: off)."""
+    lim = float(hc.get("past_rim_reach_mm", 0.0))
+    return (lim > 0 and a.past_rim and not a.on_tray and not a.on_tower
+            and float(hc["reach_mm"]) < a.reach_mm <= lim)
 
 
 def _within_reach(hc: Mapping, on_tower: bool, reach_mm: float, over_tray: bool) -> bool:
