@@ -79,18 +79,46 @@ def degrade(img: np.ndarray, rng: np.random.Generator, blur_max_px: float, noise
     return np.clip(x, 0, 255).astype(np.uint8)
 
 
-def glyph_training_set(cfg: dict, tray, samples, rng) -> tuple[list, list]:
+def rare_copies(cfg: dict, count: int, clear: int | None = None) -> int:
+    """How many times over each block of a class is shown to a model, the class seen on `count`
+    labelled blocks, `clear` of them in photos without hands (all when None): a class under
+    calibration.rare_class_blocks blocks is made up to that many with jittered copies of its
+    clear blocks (a class seen once, in a photo without hands: `rare` times); other blocks once.
+
+    class_weight "balanced" weighs a rare class up, but the weight falls on one or two crops:
+    the model learns those pixels (and the kernel model's landmarks, drawn at random from the
+    samples, hardly ever land on them), not the class, and a Wild seen once in the kit read as
+    empty or as no glyph at all on other cameras. Only blocks in photos without hands are
+    copied: a hand may lie over the block, and copies of it teach the hand as the class (the
+    twin kit's one Wild, under fingers, made slots under hands read as Wilds)."""
+    rare = int(cfg["calibration"].get("rare_class_blocks", 0))
+    clear = count if clear is None else int(clear)
+    if rare <= 0 or count >= rare or clear <= 0:
+        return 1
+    return max(1, -(-(rare - (count - clear)) // clear))
+
+
+def glyph_training_set(cfg: dict, tray, samples, rng, rare_rng=None, clear=None) -> tuple[list, list]:
     """Glyph features of every labelled block, as laid and turned 180 degrees, plus crops moved
-    a few mm / degrees (a block off its slot, a height a little off)."""
+    a few mm / degrees (a block off its slot, a height a little off). A glyph seen on fewer than
+    calibration.rare_class_blocks blocks gets more moved and degraded crops per block (rare_copies),
+    drawn from `rare_rng` so the other classes' crops stay as they were; `clear` says per sample
+    whether its photo is without hands (all when None), and only those are copied."""
     X, Y = [], []
     n_aug = int(cfg["calibration"]["glyph_augment"])
     jc = cfg["calibration"]["glyph_jitter"]
-    for p, z, orient, slot, glyph in samples:
+    clear = [True] * len(samples) if clear is None else list(clear)
+    blocks = Counter(s[4] for s in samples)
+    blocks_clear = Counter(s[4] for s, c in zip(samples, clear) if c)
+    rare_rng = rng if rare_rng is None else rare_rng
+    for (p, z, orient, slot, glyph), c in zip(samples, clear):
         mats = [None] + [tl.jitter_matrix(rng, float(jc["shift_mm"]), float(jc["deg"]), float(jc["scale"])) for _ in range(n_aug)]
+        extra = (rare_copies(cfg, blocks[glyph], blocks_clear[glyph]) - 1) * (n_aug + 1) if c else 0
+        mats += [tl.jitter_matrix(rare_rng, float(jc["shift_mm"]), float(jc["deg"]), float(jc["scale"])) for _ in range(extra)]
         for k, J in enumerate(mats):
             crop = tl.glyph_crop(cfg, tray, p.reg, p.img, z, orient, slot, J)
             if k:  # other cameras: softer focus and more sensor noise than the kit's
-                crop = degrade(crop, rng, float(jc["blur_max_px"]), float(jc["noise_max"]))
+                crop = degrade(crop, rng if k <= n_aug else rare_rng, float(jc["blur_max_px"]), float(jc["noise_max"]))
             for r in (crop, np.ascontiguousarray(crop[::-1, ::-1])):
                 X.append(tl.glyph_features(cfg, r))
                 Y.append(glyph)
@@ -124,6 +152,11 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     n_gain = int(cfg["calibration"]["gain_jitter_samples"])
     gsig = float(cfg["calibration"]["gain_jitter"])
     occ_rng = rng.spawn(1)[0]  # its own stream: the other models' jitter stays as it was
+    rare_rng = rng.spawn(1)[0]  # the rare classes' extra copies: their own stream too
+    oj = cfg["calibration"].get("occupancy_jitter", {})
+    colours = Counter(_color_of(b) for p in prepared for b in kit.labels[p.name].slots if b is not None)
+    colours_clear = Counter(_color_of(b) for p in prepared if kit.labels[p.name].hands == 0
+                            for b in kit.labels[p.name].slots if b is not None)
     for p in prepared:
         lab = kit.labels[p.name]
         base_gains = tl.color_gains(cfg, p.tray_bgr)
@@ -154,10 +187,25 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                     if block is not None:
                         X["color"].append(cf)
                         Y["color"].append(_color_of(block))
+                if block is None or lab.hands > 0:
+                    continue
+                # a colour seen on few blocks (the Wild): more copies, as softer, noisier cameras and other light give them
+                c = _color_of(block)
+                for _ in range((rare_copies(cfg, colours[c], colours_clear[c]) - 1) * n_gain):
+                    gains = base_gains * np.exp(rare_rng.normal(0, gsig, 3)).astype(np.float32)
+                    soft = degrade(patch, rare_rng, float(oj.get("blur_max_px", 0.0)), float(oj.get("noise_max", 0.0)))
+                    soft_o = soft if occ_patch is patch else degrade(occ_patch, rare_rng, float(oj.get("blur_max_px", 0.0)),
+                                                                     float(oj.get("noise_max", 0.0)))
+                    labs, labs_o = pf.patch_labs([soft], gains), pf.patch_labs([soft_o], gains)
+                    X["color"].append(pf.color_features(labs)[0])
+                    Y["color"].append(_color_of(block))
+                    X["occupancy"].append(pf.occupancy_features(cfg, labs_o, pf.color_features(labs_o))[0])
+                    Y["occupancy"].append("block")
         for s, block in enumerate(lab.slots):
             if block is not None:
                 glyph_samples.append((p, p.z, lab.orientation, s, _glyph_of(block)))
-    X["glyph"], Y["glyph"] = glyph_training_set(cfg, kit.tray, glyph_samples, rng)
+    X["glyph"], Y["glyph"] = glyph_training_set(cfg, kit.tray, glyph_samples, rng, rare_rng,
+                                                [kit.labels[s[0].name].hands == 0 for s in glyph_samples])
     report: dict = {}
     models = {}
     C = cfg["calibration"]["C"]
@@ -253,6 +301,10 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
         if 0 < shown < int(cfg["calibration"]["min_blocks_per_glyph"]):
             log(f"warning: the kit shows a {name} glyph on only {shown} block(s); a few more photos with it "
                 f"make it read surely (the twin's 48-photo kits with one Wild read Wilds as empty)")
+        if 0 < shown < int(cfg["calibration"].get("rare_class_blocks", 0)) and not _blocks_showing(
+                kit, [p for p in prepared if kit.labels[p.name].hands == 0], name):
+            log(f"warning: every {name} block in the kit is in a photo with hands, which may cover it, so its "
+                f"crops are not multiplied (calibration.rare_class_blocks): add a photo of it without hands")
 
     # 4. hand thresholds: small grid search on the kit's hand counts
     grid = cfg["calibration"]["hand_grid"]
