@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -370,7 +370,7 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     for k, o in enumerate(("x", "y")):
         if lam and po[k] < 1 - sure and not need_block:
             continue  # the face pattern alone is sure enough: read only the other orientation
-        if need_block and not any(glyph_seen_at(p, ctx, img, z, o, s) for s in range(3)):
+        if need_block and not glyphs_seen_at(p, ctx, img, z, o, (0, 1, 2)).any():
             # no glyph, no block (the glyphs alone cost a third of a full reading): it scores
             # as a reading of no block, its face pattern alone
             score[o] = float(np.log(max(po[k], 1e-6)))
@@ -395,15 +395,19 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     return orient, reads[orient], float(max(po))
 
 
-def glyph_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, slot: int) -> bool:
-    """Whether a glyph is read surely (glyph_seen's test) at one slot position of the face, as
-    laid or turned: used past the face's ends, where the top's own level has no slot."""
+def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                   slots: Sequence[int]) -> np.ndarray:
+    """Per slot position of the face: whether a glyph is read surely there (glyph_seen's test),
+    as laid or turned; the glyph model runs once for all. Used past the face's ends, where the
+    top's own level has no slot, and to pass over an orientation that shows no glyph at all."""
     if p.models.get("glyph") is None:
-        return False
-    crop = tl.glyph_crop(p.cfg, p.tray, ctx.registration, img, z, orient, slot)
-    X = np.array([tl.glyph_features(p.cfg, crop), tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1]))])
-    g = _class_probs(p.models["glyph"], X, GLYPHS).max(axis=0)
-    return float(g.max() / g.sum()) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
+        return np.zeros(len(slots), bool)
+    X = []
+    for s in slots:
+        crop = tl.glyph_crop(p.cfg, p.tray, ctx.registration, img, z, orient, s)
+        X += [tl.glyph_features(p.cfg, crop), tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1]))]
+    g = _class_probs(p.models["glyph"], np.array(X), GLYPHS).reshape(len(slots), 2, len(GLYPHS)).max(axis=1)
+    return g.max(axis=1) / g.sum(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
 
 
 def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
@@ -416,7 +420,7 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     Returns (first slot position, evidence there) or None."""
     held = (ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev)
     for first, past, other_end in ((1, 3, 0), (-1, -1, 2)):
-        if not held[other_end] and glyph_seen_at(p, ctx, img, z, orient, past):
+        if not held[other_end] and glyphs_seen_at(p, ctx, img, z, orient, (past,))[0]:
             ev2 = slot_evidence(p, ctx, img, z, orient, first)
             held2 = (ev2.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev2)
             if held2.sum() >= held.sum():
