@@ -471,5 +471,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     slots = slot_readings(p, ev)
     hands = find_hands(p.cfg, p.tray, reg, img, tray_bgr, z, p.background, gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, o_conf)
+    if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
+        uncertain, note = True, "; ".join(x for x in (note, "no block seen on the top") if x)
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
     return FrameResult(reading, reg, z, o_conf, first)
