@@ -7,38 +7,17 @@ line. One arm and its own hand leave one core, or two one behind the other along
 
 from __future__ import annotations
 
-import numpy as np
 
-from vision.hands import HandMask, arm_entries, counted_arms, two_palms
+from tests.vision.test_hands import TRAY, _grid_with  # the all-tray 5 mm grid seen from straight above
+from vision.hands import arm_entries, counted_arms, two_palms
 from vision.reader import default_config
-from vision.synthkit import default_tray
-
-TRAY = default_tray()
-
-
-def _grid(boxes):
-    """A 5 mm hand grid round the tower seen from straight above, all tray (no table band), with
-    arm cells in `boxes` (x0, x1, y0, y1: mm from the tower's centre)."""
-    g, half = 5.0, 200.0
-    cx, cy = TRAY.tower_center
-    n = int(2 * half / g)
-    ii, jj = np.indices((n, n))
-    xy = np.stack([cx - half + g / 2 + g * jj, cy + half - g / 2 - g * ii], axis=-1).astype(float)
-    outside = np.zeros((n, n), bool)
-    outside[[0, -1], :] = outside[:, [0, -1]] = True
-    tower = np.abs(xy - (cx, cy)).max(axis=-1) < TRAY.footprint_half + 6.0
-    known = ~outside & ~tower
-    fg = np.zeros((n, n), bool)
-    for x0, x1, y0, y1 in boxes:
-        fg |= (xy[..., 0] >= cx + x0) & (xy[..., 0] < cx + x1) & (xy[..., 1] >= cy + y0) & (xy[..., 1] < cy + y1)
-    return HandMask(fg & known, known, tower, outside, np.zeros((n, n), bool), xy, 0.0, g)
 
 
 def _hands(boxes):
     """How many hands find_hands would read from the grid's one counted arm."""
     cfg = default_config()
     hc = cfg["hands"]
-    arms = counted_arms(hc, arm_entries(cfg, TRAY, _grid(boxes)))
+    arms = counted_arms(hc, arm_entries(cfg, TRAY, _grid_with(boxes)))
     assert len(arms) == 1 and arms[0].width_mm < float(hc["two_arm_width_mm"])
     return 2 if two_palms(arms[0], len(arms)) else 1
 
