@@ -7,7 +7,6 @@ line. One arm and its own hand leave one core, or two one behind the other along
 
 from __future__ import annotations
 
-
 from tests.vision.test_hands import TRAY, _grid_with  # the all-tray 5 mm grid seen from straight above
 from vision.hands import arm_entries, counted_arms, two_palms
 from vision.reader import default_config
