@@ -359,6 +359,11 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     some glyph is seen), and only one that reads a block (reads_a_block) can win (None when
     neither does): a lone block across the top shows the level below's three stripes round it,
     which the face pattern takes for the top."""
+    # no glyph, no block: with need_block an orientation showing no glyph is not read (the
+    # glyphs alone cost a third of a full reading) and, with none showing one, nothing is
+    glyphs = {o: glyphs_seen_at(p, ctx, img, z, o, (0, 1, 2)).any() for o in ("x", "y")} if need_block else {}
+    if need_block and not any(glyphs.values()):
+        return None
     face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
     of = tl.orientation_features(p.cfg, p.tray, face)
     po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
@@ -370,10 +375,8 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     for k, o in enumerate(("x", "y")):
         if lam and po[k] < 1 - sure and not need_block:
             continue  # the face pattern alone is sure enough: read only the other orientation
-        if need_block and not glyphs_seen_at(p, ctx, img, z, o, (0, 1, 2)).any():
-            # no glyph, no block (the glyphs alone cost a third of a full reading): it scores
-            # as a reading of no block, its face pattern alone
-            score[o] = float(np.log(max(po[k], 1e-6)))
+        if need_block and not glyphs[o]:
+            score[o] = float(np.log(max(po[k], 1e-6)))  # it scores as a reading of no block: its face pattern alone
             continue
         ev = slot_evidence(p, ctx, img, z, o)
         reads[o] = ev
