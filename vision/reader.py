@@ -311,13 +311,12 @@ def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
     """Each slot's block (or empty) with its confidence and top-3 candidates. A slot the
     occupancy model calls a block but where no glyph is seen (`glyph_seen`) reads empty with the
     low confidence of a doubtful block, so the reading is flagged uncertain."""
-    dc = p.cfg["decision"]
-    seen = glyph_seen(p, ev)
+    held = blocks_held(p, ev)
     slots = []
     for s in range(3):
         post = block_posterior(ev.p_col[s], ev.p_gly[s])
         cands = tuple((n, round(q * float(ev.p_occ[s]), 4)) for n, q in post[:3])
-        if ev.p_occ[s] < float(dc["empty_below"]) or not seen[s]:
+        if not held[s]:
             slots.append(SlotReading(None, float(1 - ev.p_occ[s]), cands))
         else:
             slots.append(SlotReading(Block.parse(post[0][0]), float(ev.p_occ[s] * post[0][1]), cands))
@@ -421,19 +420,44 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     the focal length a little off, the face the outline fit lines up can lie a whole slot off
     the top (the top's blocks then read one slot over, and its outer block not at all).
     Returns (first slot position, evidence there) or None."""
-    held = (ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev)
+    held = blocks_held(p, ev)
     for first, past, other_end in ((1, 3, 0), (-1, -1, 2)):
         if not held[other_end] and glyphs_seen_at(p, ctx, img, z, orient, (past,))[0]:
             ev2 = slot_evidence(p, ctx, img, z, orient, first)
-            held2 = (ev2.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev2)
-            if held2.sum() >= held.sum():
+            if blocks_held(p, ev2).sum() >= held.sum():
                 return first, ev2
     return None
 
 
+def blocks_held(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
+    """Per slot: whether it reads as a block with its glyph seen (as slot_readings reads it)."""
+    return (ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev)
+
+
 def reads_a_block(p: Pipeline, ev: SlotEvidence) -> bool:
     """Whether some slot reads as a block with its glyph seen: every top level holds one."""
-    return bool(np.any((ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & glyph_seen(p, ev)))
+    return bool(blocks_held(p, ev).any())
+
+
+def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
+                      cs: plane_height.CoarseSearch, z: float) -> tuple[float, FrameContext, tuple] | None:
+    """The first reading that finds a block (read_frame's retries): the other orientation at
+    height z, then the next best coarse candidates (decision.other_heights), each refined from
+    the markers' own registration reg0. Returns (height, context, read_top's result) or None."""
+    tries = int(p.cfg["decision"].get("other_heights", 0))
+    if tries <= 0:
+        return None
+    found = read_top(p, ctx, img, z, need_block=True)
+    if found is not None:
+        return z, ctx, found
+    for i in plane_height.other_candidates(p.cfg, p.tray, cs, ctx.tray_bgr, p.background, ctx.gains, tries):
+        z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i, ctx.tray_bgr,
+                                                 p.background, ctx.gains)
+        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains)
+        found = read_top(p, ctx2, img, z2, need_block=True)
+        if found is not None:
+            return z2, ctx2, found
+    return None
 
 
 def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
@@ -451,21 +475,11 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
     ctx = FrameContext(reg, tray_bgr, gains)
     orient, ev, o_conf = read_top(p, ctx, img, z)
-    tries = int(p.cfg["decision"].get("other_heights", 0))
-    if cs is not None and tries > 0 and not reads_a_block(p, ev):
-        found = read_top(p, ctx, img, z, need_block=True)  # first the other orientation at this height
+    if cs is not None and not reads_a_block(p, ev):
+        found = _top_with_a_block(p, img, reg0, ctx, cs, z)
         if found is not None:
-            orient, ev, o_conf = found
-        else:
-            for i in plane_height.other_candidates(p.cfg, p.tray, cs, tray_bgr, p.background, gains, tries):
-                z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i,
-                                                         tray_bgr, p.background, gains)
-                ctx2 = FrameContext(reg2, tray_bgr, gains)
-                found = read_top(p, ctx2, img, z2, need_block=True)
-                if found is not None:
-                    z, reg, ctx = z2, reg2, ctx2
-                    orient, ev, o_conf = found
-                    break
+            z, ctx, (orient, ev, o_conf) = found
+            reg = ctx.registration
     first = 0
     if p.cfg["decision"].get("slot_shift_check", False):
         moved = shifted_face(p, ctx, img, z, orient, ev)
