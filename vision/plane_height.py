@@ -447,12 +447,7 @@ def other_candidates(cfg: Mapping, tray: Tray, cs: CoarseSearch, tray_bgr: np.nd
     z_eq = cs.pv.cam_z * (1 - (cs.czs - cs.zs) / cs.czs)
     gap = float(tray.block_mm[2]) * 0.8
     taken = [cs.chosen]
-    cut = np.flatnonzero(np.diff(cs.facs) != 0) + 1
-    peaks = []
-    for a, b in zip(np.r_[0, cut], np.r_[cut, len(sc)]):
-        s = sc[a:b]
-        left, right = np.r_[-np.inf, s[:-1]], np.r_[s[1:], -np.inf]
-        peaks.extend(a + np.flatnonzero((s >= left) & (s >= right) & np.isfinite(s) & (s > 0)))
+    peaks = [j for j in _local_peaks(sc, cs.facs) if np.isfinite(sc[j]) and sc[j] > 0]
     out: list[int] = []
     for j in sorted(peaks, key=lambda j: -sc[j]):
         if all(abs(z_eq[j] - z_eq[t]) > gap for t in taken):
@@ -497,17 +492,23 @@ def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, a
     scoring within alpha of the best and shows the face largest, i.e. the highest such peak (the
     tower's base and lower levels show outline edges too); else the best."""
     best = float(sc.max())
-    cut = np.flatnonzero(np.diff(block) != 0) + 1
-    keep = []
-    for a, b in zip(np.r_[0, cut], np.r_[cut, len(sc)]):
-        s = sc[a:b]
-        left = np.r_[-np.inf, s[:-1]]
-        right = np.r_[s[1:], -np.inf]
-        keep.extend(a + np.flatnonzero((s >= alpha * best) & (s >= left) & (s >= right)))
+    keep = [j for j in _local_peaks(sc, block) if sc[j] >= alpha * best]
     if not keep:
         return int(np.argmax(sc))
     keep = np.array(keep)
     return int(keep[np.argmax(scale[keep])])
+
+
+def _local_peaks(sc: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """The candidates that score at least as high as their neighbours within their run (one run
+    of rising heights per camera, `block` its label), in order."""
+    cut = np.flatnonzero(np.diff(block) != 0) + 1
+    out = []
+    for a, b in zip(np.r_[0, cut], np.r_[cut, len(sc)]):
+        s = sc[a:b]
+        left, right = np.r_[-np.inf, s[:-1]], np.r_[s[1:], -np.inf]
+        out.extend(a + np.flatnonzero((s >= left) & (s >= right)))
+    return np.array(out, dtype=int)
 
 
 def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
