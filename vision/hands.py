@@ -1,8 +1,9 @@
 """Hands over the tower: arms that come in over the tray's edge and reach the counting zone.
 
 A hand near the tower always belongs to an arm that crosses the edge of the visible tray (a player
-sits round the table, half a metre away). So the tray around the tower is rectified at hand
-height onto a small grid (a few mm a cell), every cell compared with the bare tray behind it
+sits round the table, half a metre away). So the tray around the tower (and a band of table,
+wider on the side away from the camera when a tall tower's hands show further out there,
+`_band_window`) is rectified at hand height onto a small grid (a few mm a cell), every cell compared with the bare tray behind it
 (colour and brightness; a shadow only darkens the tray and keeps its chromaticity), the tower's
 own silhouette and the markers masked out (and the tower's painted sides seen beyond that
 silhouette, `_tower_body`, and blobs that are an even shadow throughout, `_even_shadows`), and
@@ -128,6 +129,12 @@ class HandGrid:
     bg_bgr: np.ndarray | None   # (n, n, 3) float32: the learnt tray surface behind each cell, reference light
     bg_missing: np.ndarray | None  # (n, n) bool: no learnt surface behind the cell
     bg_missing_idx: np.ndarray | None  # flat indices of those cells
+    # the same cells with the table band `table_band_max_mm` wide all round (`pad` cells more on
+    # every side), which frames whose hands show beyond the band take part of (`_band_window`)
+    wide: HandGrid | None = field(default=None, compare=False, repr=False)
+    pad: int = 0
+    rows: int | None = None  # a part of `wide`: its rows (n: its columns); None: n x n
+    windows: dict = field(default_factory=dict, compare=False, repr=False)  # those parts, made once each
 
 
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
@@ -141,16 +148,34 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 def hand_grid(hc: Mapping, tray: Tray, bg) -> HandGrid:
     """The grid for this tray, background and these settings: the pipeline's, not the frame's, so
-    it is built once (`vision.reader.Pipeline.hand_grid`) and passed to `find_hands`."""
+    it is built once (`vision.reader.Pipeline.hand_grid`) and passed to `find_hands`.
+    With `table_band_max_mm` over `table_band_mm` it also holds `wide`, the same cells with the
+    table band that wide all round, from which a frame whose hands show further out takes the
+    part it needs (`_band_window`)."""
     g = float(hc["cell_mm"])
     margin = float(hc["tray_margin_mm"])
     rim = float(hc["tray_rim_mm"])
     band = float(hc["table_band_mm"])
-    pad = float(hc["marker_pad_mm"])
     cx, cy = tray.tower_center
     x0, y0, x1, y1 = tray.extent()
     half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
     n = int(math.ceil(2 * half / g))
+    out = _cells(hc, tray, bg, half, n)
+    wide = float(hc.get("table_band_max_mm", 0.0))
+    if band > 0 and wide > band:
+        k = int(math.ceil((wide - band) / g))
+        out = replace(out, wide=_cells(hc, tray, bg, half + k * g, n + 2 * k), pad=k)
+    return out
+
+
+def _cells(hc: Mapping, tray: Tray, bg, half: float, n: int) -> HandGrid:
+    """The n x n cells of `cell_mm` centred on the tower, `half` mm from its centre to the outer edge."""
+    g = float(hc["cell_mm"])
+    margin = float(hc["tray_margin_mm"])
+    rim = float(hc["tray_rim_mm"])
+    pad = float(hc["marker_pad_mm"])
+    cx, cy = tray.tower_center
+    x0, y0, x1, y1 = tray.extent()
     A = np.array([[g, 0, cx - half + g / 2], [0, -g, cy + half - g / 2], [0, 0, 1]])  # cell -> tray mm
     ii, jj = np.indices((n, n), dtype=np.float64)
     ground = np.stack([A[0, 2] + g * jj, A[1, 2] - g * ii], axis=-1)
@@ -179,6 +204,66 @@ def hand_grid(hc: Mapping, tray: Tray, bg) -> HandGrid:
     return out
 
 
+def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: tuple[int, int]) -> HandGrid:
+    """The cells for this frame: the grid itself, or, where the counting zone at hand height
+    (`band_zone_mm` round the footprint) seen from the camera lies on the table beyond the grid's
+    band (a tall tower, the camera off to that side), the grid with the table band widened on
+    that side as far as that needs (never beyond `table_band_max_mm`, nor beyond the image)."""
+    W = G.wide
+    if W is None or z <= 0:
+        return G
+    k, g = G.pad, float(hc["cell_mm"])
+    cx, cy = G.tray.tower_center
+    r = G.tray.footprint_half + float(hc.get("band_zone_mm", hc["reach_mm"]))
+    sq = np.array([[cx - r, cy - r, 1.0], [cx + r, cy - r, 1.0], [cx + r, cy + r, 1.0], [cx - r, cy + r, 1.0]])
+    Hinv = np.linalg.inv(reg.H)
+    q = sq @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
+    h, w = shape
+    corners = np.array([[0.0, 0.0, 1.0], [w, 0.0, 1.0], [w, h, 1.0], [0.0, h, 1.0]]) @ Hinv.T
+    if (q[:, 2] <= 0).any() or (corners[:, 2] <= 0).any():
+        return G
+    q = q[:, :2] / q[:, 2:]
+    corners = corners[:, :2] / corners[:, 2:]
+    lo = np.maximum(q.min(axis=0), corners.min(axis=0))  # west, south: tray mm
+    hi = np.minimum(q.max(axis=0), corners.max(axis=0))  # east, north
+    ex0, ey1 = G.A[0, 2] - g / 2, G.A[1, 2] + g / 2  # the grid's west and north edges
+    ex1, ey0 = ex0 + G.n * g, ey1 - G.n * g
+    step = max(1, int(hc.get("band_step_cells", 4)))
+
+    def more(d: float) -> int:  # cells to add (whole steps) to reach d mm further out
+        return 0 if d <= 0 else min(k, step * int(math.ceil(d / g / step)))
+
+    west, east, south, north = more(ex0 - lo[0]), more(hi[0] - ex1), more(ey0 - lo[1]), more(hi[1] - ey1)
+    if not (west or east or south or north):
+        return G
+    key = (north, south, west, east)
+    cache = G.windows
+    got = cache.get(key)
+    if got is None:
+        got = _window(W, k - north, k + G.n + south, k - west, k + G.n + east)
+        if len(cache) < 256:
+            cache[key] = got
+    return got
+
+
+def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
+    """Rows r0:r1 and columns c0:c1 of grid W, as a grid of its own."""
+    A = W.A @ np.array([[1.0, 0, c0], [0, 1.0, r0], [0, 0, 1]])
+    h, w = r1 - r0, c1 - c0
+    sl = (slice(r0, r1), slice(c0, c1))
+    border = np.zeros((h, w), bool)
+    border[[0, -1], :] = border[:, [0, -1]] = True
+    design = np.ascontiguousarray(W.design.reshape(W.n, W.n, -1)[sl].reshape(h * w, -1))
+    bg_bgr = None if W.bg_bgr is None else W.bg_bgr[sl]
+    bg_missing = None if W.bg_missing is None else W.bg_missing[sl]
+    out = HandGrid(W.tray, W.bg, w, A, W.ii[:h, :w], W.jj[:h, :w], W.ground[sl], design, W.on_sheet[sl],
+                   W.off_rim[sl], border, W.marker[sl], bg_bgr, bg_missing,
+                   None if bg_missing is None else np.flatnonzero(bg_missing), rows=h)
+    for a in (A, border, design):
+        _readonly(a)
+    return out
+
+
 def _ones(h: int, w: int) -> np.ndarray:
     a = _ONES.get((h, w))
     if a is None:
@@ -194,30 +279,32 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     G = grid if grid is not None else hand_grid(hc, tray, bg)
     g = float(hc["cell_mm"])
     band = float(hc["table_band_mm"])
-    n, A, ii, jj = G.n, G.A, G.ii, G.jj
     if not math.isfinite(float(z_top)):
         z_top = 0.0  # no height found: the hands are looked for as if the tower were flat
     z = hand_plane_z(cfg, z_top)
-    M = reg.H @ A  # cell (on the tray plane) -> image px
-    M = M / M[2, 2]
-    h, w = img.shape[:2]
-    warped = cv2.warpPerspective(img, M, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                 borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-    in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
-                                 (n, n), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
-    on_sheet = G.on_sheet
-    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
-    # and a tall tower's hands may show only there. The tray's rim between is left out.
-    table = G.off_rim & in_img if band > 0 else np.zeros((n, n), bool)
-    outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     # where something seen against a tray cell would be if it were at hand height
     if reg.camera.center[2] < z + float(hc["plane_below_camera_mm"]):
         z = 0.0  # a camera pose that puts the lens near the hands is off (no focal length learnt)
+    h, w = img.shape[:2]
+    G = _band_window(hc, G, reg, z, (h, w))  # a tall tower's hands may show beyond the band
+    n, A, ii, jj = G.n, G.A, G.ii, G.jj
+    size = (n, G.rows or n)  # columns, rows
+    M = reg.H @ A  # cell (on the tray plane) -> image px
+    M = M / M[2, 2]
+    warped = cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                 borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+    in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
+                                 size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
+    on_sheet = G.on_sheet
+    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
+    # and a tall tower's hands may show only there. The tray's rim between is left out.
+    table = G.off_rim & in_img if band > 0 else np.zeros(in_img.shape, bool)
+    outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
     # (P[r, 0] * jj + P[r, 1] * ii + P[r, 2]): the products taken once per column and once per
     # row (the same numbers in every row / column), then summed in the same order
     j1, i1 = jj[:1, :], ii[:, :1]
-    xy = np.empty((n, n, 2))
+    xy = np.empty(in_img.shape + (2,))
     den = P[2, 0] * j1 + P[2, 1] * i1 + P[2, 2]
     np.divide(P[0, 0] * j1 + P[0, 1] * i1 + P[0, 2], den, out=xy[..., 0])
     np.divide(P[1, 0] * j1 + P[1, 1] * i1 + P[1, 2], den, out=xy[..., 1])
@@ -231,8 +318,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
             missing_idx = np.flatnonzero(~np.isfinite(exp).all(axis=-1))
         exp.reshape(-1, 3)[missing_idx] = np.asarray(tray_bgr, np.float32)
     else:
-        exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), (n, n, 3)).copy()
-    tower = _tower_cells(hc, tray, reg, M, z_top, n)
+        exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), in_img.shape + (3,)).copy()
+    tower = _tower_cells(hc, tray, reg, M, z_top, in_img.shape)
     table &= ~tower
     on_table = np.flatnonzero(table)
     if len(on_table) >= 30:
@@ -551,7 +638,8 @@ def _kernel(k: int) -> np.ndarray:
     return a
 
 
-def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_top: float, n: int) -> np.ndarray:
+def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_top: float,
+                 shape: tuple[int, int]) -> np.ndarray:
     """Cells through which the camera sees the tower (its whole box, floor to top face)."""
     cx, cy = tray.tower_center
     r = tray.footprint_half + float(hc["tower_pad_mm"])
@@ -567,7 +655,7 @@ def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_to
     p = uvh @ np.linalg.inv(M).T
     cells = p[:, :2] / p[:, 2:3]
     hull = cv2.convexHull(np.round(cells * 16).astype(np.int32))
-    mask = np.zeros((n, n), np.uint8)
+    mask = np.zeros(shape, np.uint8)
     cv2.fillConvexPoly(mask, hull, 1, cv2.LINE_8, 4)
     return mask.view(bool)
 

@@ -1,7 +1,8 @@
 """The whole frame reader: registration -> top face -> slots -> hands, as a TopLevelReading.
 
 A Pipeline is the loaded calibration folder (config.json, tray.json, model files); read_frame is
-a pure function of (pipeline, image). Nothing is cached between frames.
+a pure function of (pipeline, image). Nothing a reading depends on is cached between frames (the
+hand grid keeps the parts of its wide grid it has cut, which depend on the calibration alone).
 """
 
 from __future__ import annotations
