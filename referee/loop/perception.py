@@ -42,6 +42,12 @@ class MapGuidedReader:
         # A block goes on the top level while it has room; one level up once it is complete (or
         # as an early-level foul, when the top level shows no new block of its own).
         needed = self.early_level_above if free else self.new_level_above
-        if max(high_occ) >= needed and new_on_top < 0.5:
+        # Only a slot that reads a block there (its glyph seen) counts: the level above read across
+        # a complete top cuts the three blocks below crosswise, which the occupancy model takes for
+        # blocks (up to 0.97 on twin seed 106 read with its true focal length, or with a
+        # calibration's 962 px; under 0.6 with the shipped 820 px, whose camera sits too low and
+        # shows the level above out of scale), but no glyph lies there.
+        above = max((high_occ[i] for i, s in enumerate(high.slots) if s.block is not None), default=0.0)
+        if above >= needed and new_on_top < 0.5:
             return high
         return low
