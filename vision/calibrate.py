@@ -138,6 +138,19 @@ def occupancy_views(cfg: dict, patch: np.ndarray, n: int, rng: np.random.Generat
             for i in range(n)]
 
 
+def slot_samples(cfg: dict, patch: np.ndarray, view: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The colour features of a slot's colour patch and the occupancy features of its occupancy
+    view, both under `gains`; when the view is the patch itself one Lab conversion serves both."""
+    labs = pf.patch_labs([patch], gains)
+    cf = pf.color_features(labs)[0]
+    if view is patch:
+        labs_o, cf_o = labs, cf
+    else:
+        labs_o = pf.patch_labs([view], gains)
+        cf_o = pf.color_features(labs_o)[0]
+    return cf, pf.occupancy_features(cfg, labs_o, cf_o[None])[0]
+
+
 def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dict, dict]:
     """Heights fitted to the labels, features with jitter from every labelled image, then the four classifiers."""
     cfg = json.loads(json.dumps(cfg))
@@ -154,6 +167,7 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     occ_rng = rng.spawn(1)[0]  # its own stream: the other models' jitter stays as it was
     rare_rng = rng.spawn(1)[0]  # the rare classes' extra copies: their own stream too
     oj = cfg["calibration"].get("occupancy_jitter", {})
+    soft_blur, soft_noise = float(oj.get("blur_max_px", 0.0)), float(oj.get("noise_max", 0.0))
     colours = Counter(_color_of(b) for p in prepared for b in kit.labels[p.name].slots if b is not None)
     colours_clear = Counter(_color_of(b) for p in prepared if kit.labels[p.name].hands == 0
                             for b in kit.labels[p.name].slots if b is not None)
@@ -175,14 +189,8 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 views = occupancy_views(cfg, occ_patch, n_gain, occ_rng)
                 for view in views:
                     gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
-                    labs = pf.patch_labs([patch], gains)
-                    cf = pf.color_features(labs)[0]
-                    if view is patch:
-                        labs_o, cf_o = labs, cf
-                    else:
-                        labs_o = pf.patch_labs([view], gains)
-                        cf_o = pf.color_features(labs_o)[0]
-                    X["occupancy"].append(pf.occupancy_features(cfg, labs_o, cf_o[None])[0])
+                    cf, occ = slot_samples(cfg, patch, view, gains)
+                    X["occupancy"].append(occ)
                     Y["occupancy"].append("empty" if block is None else "block")
                     if block is not None:
                         X["color"].append(cf)
@@ -193,13 +201,12 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 c = _color_of(block)
                 for _ in range((rare_copies(cfg, colours[c], colours_clear[c]) - 1) * n_gain):
                     gains = base_gains * np.exp(rare_rng.normal(0, gsig, 3)).astype(np.float32)
-                    soft = degrade(patch, rare_rng, float(oj.get("blur_max_px", 0.0)), float(oj.get("noise_max", 0.0)))
-                    soft_o = soft if occ_patch is patch else degrade(occ_patch, rare_rng, float(oj.get("blur_max_px", 0.0)),
-                                                                     float(oj.get("noise_max", 0.0)))
-                    labs, labs_o = pf.patch_labs([soft], gains), pf.patch_labs([soft_o], gains)
-                    X["color"].append(pf.color_features(labs)[0])
-                    Y["color"].append(_color_of(block))
-                    X["occupancy"].append(pf.occupancy_features(cfg, labs_o, pf.color_features(labs_o))[0])
+                    soft = degrade(patch, rare_rng, soft_blur, soft_noise)
+                    soft_o = soft if occ_patch is patch else degrade(occ_patch, rare_rng, soft_blur, soft_noise)
+                    cf, occ = slot_samples(cfg, soft, soft_o, gains)
+                    X["color"].append(cf)
+                    Y["color"].append(c)
+                    X["occupancy"].append(occ)
                     Y["occupancy"].append("block")
         for s, block in enumerate(lab.slots):
             if block is not None:
