@@ -138,7 +138,7 @@ class HandGrid:
 
 
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
-_ONES: dict[tuple[int, int], np.ndarray] = {}
+_CONSTANTS: dict[tuple, np.ndarray] = {}  # read-only arrays every frame uses: made once each
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -152,30 +152,27 @@ def hand_grid(hc: Mapping, tray: Tray, bg) -> HandGrid:
     With `table_band_max_mm` over `table_band_mm` it also holds `wide`, the same cells with the
     table band that wide all round, from which a frame whose hands show further out takes the
     part it needs (`_band_window`)."""
+    out = _cells(hc, tray, bg)
+    band, wide = float(hc["table_band_mm"]), float(hc.get("table_band_max_mm", 0.0))
+    if band > 0 and wide > band:
+        k = int(math.ceil((wide - band) / float(hc["cell_mm"])))
+        out = replace(out, wide=_cells(hc, tray, bg, k), pad=k)
+    return out
+
+
+def _cells(hc: Mapping, tray: Tray, bg, more: int = 0) -> HandGrid:
+    """The square of cells of `cell_mm` centred on the tower that covers the tray and the table
+    band round it, `more` cells further out on every side."""
     g = float(hc["cell_mm"])
     margin = float(hc["tray_margin_mm"])
     rim = float(hc["tray_rim_mm"])
     band = float(hc["table_band_mm"])
-    cx, cy = tray.tower_center
-    x0, y0, x1, y1 = tray.extent()
-    half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
-    n = int(math.ceil(2 * half / g))
-    out = _cells(hc, tray, bg, half, n)
-    wide = float(hc.get("table_band_max_mm", 0.0))
-    if band > 0 and wide > band:
-        k = int(math.ceil((wide - band) / g))
-        out = replace(out, wide=_cells(hc, tray, bg, half + k * g, n + 2 * k), pad=k)
-    return out
-
-
-def _cells(hc: Mapping, tray: Tray, bg, half: float, n: int) -> HandGrid:
-    """The n x n cells of `cell_mm` centred on the tower, `half` mm from its centre to the outer edge."""
-    g = float(hc["cell_mm"])
-    margin = float(hc["tray_margin_mm"])
-    rim = float(hc["tray_rim_mm"])
     pad = float(hc["marker_pad_mm"])
     cx, cy = tray.tower_center
     x0, y0, x1, y1 = tray.extent()
+    half = max(abs(x0 - cx), abs(x1 - cx), abs(y0 - cy), abs(y1 - cy)) + max(margin, rim + band if band > 0 else 0) + 2 * g
+    n = int(math.ceil(2 * half / g)) + 2 * more
+    half += more * g
     A = np.array([[g, 0, cx - half + g / 2], [0, -g, cy + half - g / 2], [0, 0, 1]])  # cell -> tray mm
     ii, jj = np.indices((n, n), dtype=np.float64)
     ground = np.stack([A[0, 2] + g * jj, A[1, 2] - g * ii], axis=-1)
@@ -264,11 +261,25 @@ def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
     return out
 
 
-def _ones(h: int, w: int) -> np.ndarray:
-    a = _ONES.get((h, w))
+def _constant(key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+    a = _CONSTANTS.get(key)
     if a is None:
-        a = _ONES[(h, w)] = _readonly(np.ones((h, w), np.uint8))
+        a = _CONSTANTS[key] = _readonly(make())
     return a
+
+
+def _ones(h: int, w: int) -> np.ndarray:
+    return _constant(("ones", h, w), lambda: np.ones((h, w), np.uint8))
+
+
+def _kernel(k: int) -> np.ndarray:
+    """A k x k square structuring element."""
+    return _ones(k, k)
+
+
+def _disk(r: int) -> np.ndarray:
+    """A round structuring element of radius r cells."""
+    return _constant(("disk", r), lambda: cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1)))
 
 
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
@@ -628,16 +639,6 @@ def _steps(v: np.ndarray, rid: np.ndarray, axis: int) -> np.ndarray:
     return d
 
 
-_KERNELS: dict[int, np.ndarray] = {}
-
-
-def _kernel(k: int) -> np.ndarray:
-    a = _KERNELS.get(k)
-    if a is None:
-        a = _KERNELS[k] = _readonly(np.ones((k, k), np.uint8))
-    return a
-
-
 def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_top: float,
                  shape: tuple[int, int]) -> np.ndarray:
     """Cells through which the camera sees the tower (its whole box, floor to top face)."""
@@ -949,16 +950,6 @@ def _palms(hc: Mapping, tray: Tray, m: HandMask, lab8: np.ndarray, comps: set[in
     return tuple(out)
 
 
-_DISKS: dict[int, np.ndarray] = {}
-
-
-def _disk(r: int) -> np.ndarray:
-    a = _DISKS.get(r)
-    if a is None:
-        a = _DISKS[r] = _readonly(cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1)))
-    return a
-
-
 def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The blob labels and statistics with the ruffled cells' own blobs added after the others
     (`len(stats)` on): the entry search goes through the first ones only, so these never bring
@@ -994,7 +985,7 @@ def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
     `rim_fed_mm` across it: an arm the colour of the table (dark skin on a dark table) shows
     only where it is over the tray, so it comes in at the rim. None when there is no table band
     (then every arm is seen from the sheet's edge) or the setting is off. Only cells of the
-    table's own colour (`_like_table`) qualify: an arm of any other colour would have been seen
+    table's own colour (`_looks_like`) qualify: an arm of any other colour would have been seen
     crossing the table, so what crosses the rim there is a hand's fingers or shadow."""
     fed_mm = float(hc.get("rim_fed_mm", 0.0))
     if fed_mm <= 0 or m.rim is None or not m.table.any():
@@ -1005,13 +996,8 @@ def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
     seen = cv2.dilate((m.table & m.known).view(np.uint8), k).view(bool)  # not where the image ends at the rim
     out = (rim & seen & ~fed & m.fg).ravel()
     if out.any():
-        out[out] = _like_table(hc, m, np.flatnonzero(out))
+        out[out] = _looks_like(hc, m, np.flatnonzero(out), m.table_bgr)
     return out
-
-
-def _like_table(hc: Mapping, m: HandMask, idx: np.ndarray) -> np.ndarray:
-    """Whether cells (flat indices) show the table's own colour (`_looks_like`)."""
-    return _looks_like(hc, m, idx, m.table_bgr)
 
 
 def _looks_like(hc: Mapping, m: HandMask, idx: np.ndarray, ref: np.ndarray | None) -> np.ndarray:
