@@ -18,13 +18,9 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
         cv2.polylines(out, [np.int32(reg.to_image(c)).reshape(-1, 1, 2)], True, (0, 255, 255), 1, cv2.LINE_AA)
     r = res.reading
     L, W, _ = tray.block_mm
-    cx, cy = tray.tower_center
+    corners = np.array([[-L / 2, -W / 2, 1], [L / 2, -W / 2, 1], [L / 2, W / 2, 1], [-L / 2, W / 2, 1]])  # slot mm
     for s in range(3):
-        off = (s + res.first_slot - 1) * W
-        if r.orientation == "x":
-            rect = np.array([[cx - L / 2, cy + off - W / 2], [cx + L / 2, cy + off - W / 2], [cx + L / 2, cy + off + W / 2], [cx - L / 2, cy + off + W / 2]])
-        else:
-            rect = np.array([[cx + off - W / 2, cy - L / 2], [cx + off + W / 2, cy - L / 2], [cx + off + W / 2, cy + L / 2], [cx + off - W / 2, cy + L / 2]])
+        rect = (corners @ tl.slot_frame(tray, r.orientation, s + res.first_slot).T)[:, :2]
         uv = reg.to_image(rect, res.z_top)
         slot = r.slots[s]
         col = (0, 200, 0) if slot.block is not None else (160, 160, 160)
