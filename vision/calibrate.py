@@ -253,7 +253,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
             raise KitError(f"the kit image {kit.image_path(name)} cannot be read as an image")
         images[name] = img
         sizes.add(img.shape[:2])
-        obj, pix, ids = correspondences(kit.tray, detect_markers(det, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)))
+        obj, pix, ids = correspondences(kit.tray, detect_markers(det, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), kit.tray.markers))
         if len(ids) >= 2:
             views.append((obj, pix))
     if len(sizes) != 1:

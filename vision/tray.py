@@ -9,7 +9,7 @@ fine: three markers still give twelve corners.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Collection, Mapping
 
 import cv2
 import numpy as np
@@ -37,23 +37,41 @@ class Registration:
         return apply_h(self.camera.plane_homography(z), pts_mm)
 
 
-def make_detector(cfg: Mapping) -> cv2.aruco.ArucoDetector:
-    """An ArUco detector with the (fast) threshold windows from the config."""
+@dataclass(frozen=True)
+class MarkerFinder:
+    """The tray's marker detectors: a fast one for every frame, and a thorough one (every
+    threshold window) for frames where the fast one finds fewer than `thorough_below` of the
+    tray's markers: a hand over a corner, or blur that the one fast window does not bridge."""
+    fast: cv2.aruco.ArucoDetector
+    thorough: cv2.aruco.ArucoDetector
+    thorough_below: int
+
+
+def _aruco_detector(a: Mapping, win_min: int, win_max: int, win_step: int) -> cv2.aruco.ArucoDetector:
     p = cv2.aruco.DetectorParameters()
-    a = cfg.get("aruco", {})
-    p.adaptiveThreshWinSizeMin = int(a.get("win_min", 5))
-    p.adaptiveThreshWinSizeMax = int(a.get("win_max", 21))
-    p.adaptiveThreshWinSizeStep = int(a.get("win_step", 16))
+    p.adaptiveThreshWinSizeMin = win_min
+    p.adaptiveThreshWinSizeMax = win_max
+    p.adaptiveThreshWinSizeStep = win_step
     # outlines shorter than this fraction of the frame's larger side are not looked at as markers
     # (noise makes hundreds of small quads; the kits' smallest marker is 0.19)
     p.minMarkerPerimeterRate = float(a.get("min_perimeter_rate", 0.03))
+    # A blurred marker's white cells bleed into their black neighbours: reading only each cell's
+    # middle (OpenCV's default skips 13% of the cell at each edge) decodes them again.
+    p.perspectiveRemoveIgnoredMarginPerCell = float(a.get("cell_margin", 0.13))
     if a.get("subpix", True):
         p.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    d = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
-    return cv2.aruco.ArucoDetector(d, p)
+    return cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), p)
 
 
-def detect_markers(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[int, np.ndarray]:
+def make_detector(cfg: Mapping) -> MarkerFinder:
+    """The marker detectors with the threshold windows from the config."""
+    a = cfg.get("aruco", {})
+    fast = _aruco_detector(a, int(a.get("win_min", 5)), int(a.get("win_max", 21)), int(a.get("win_step", 16)))
+    tw = a.get("thorough_windows", [3, 23, 10])
+    return MarkerFinder(fast, _aruco_detector(a, int(tw[0]), int(tw[1]), int(tw[2])), int(a.get("thorough_below", 0)))
+
+
+def _detect(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[int, np.ndarray]:
     corners, ids, _ = detector.detectMarkers(gray)
     out: dict[int, np.ndarray] = {}
     if ids is None:
@@ -63,6 +81,16 @@ def detect_markers(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[
     return out
 
 
+def detect_markers(finder: MarkerFinder, gray: np.ndarray, wanted: Collection[int] = ()) -> dict[int, np.ndarray]:
+    """Marker corners by id. When the fast detector finds fewer than `thorough_below` of the
+    `wanted` ids, the thorough one looks again and adds what it finds (the fast corners stay)."""
+    found = _detect(finder.fast, gray)
+    if sum(i in found for i in wanted) < finder.thorough_below:
+        for i, c in _detect(finder.thorough, gray).items():
+            found.setdefault(i, c)
+    return found
+
+
 def correspondences(tray: Tray, found: Mapping[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     ids = tuple(sorted(i for i in found if i in tray.markers))
     if not ids:
@@ -70,6 +98,22 @@ def correspondences(tray: Tray, found: Mapping[int, np.ndarray]) -> tuple[np.nda
     obj = np.concatenate([tray.markers[i] for i in ids])
     img = np.concatenate([found[i] for i in ids])
     return obj, img, ids
+
+
+def _lined_up(cfg: Mapping, obj: np.ndarray, img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The marker corners that agree on one tray plane. A hand over part of a marker can leave it
+    readable but pull one of its corners several pixels off, which would tilt the camera found;
+    a corner that the others place `corner_outlier_px` away is left out (all of them are kept
+    when fewer than two markers' worth would remain)."""
+    tol = float(cfg.get("tray", {}).get("corner_outlier_px", 0.0))
+    if tol <= 0 or len(obj) <= 8:
+        return obj, img
+    H, _ = cv2.findHomography(obj, img, 0)
+    if H is not None and np.max(np.linalg.norm(apply_h(H, obj) - img, axis=1)) <= tol:
+        return obj, img  # every corner fits: nothing to leave out
+    _, inl = cv2.findHomography(obj, img, cv2.RANSAC, tol)
+    keep = inl is not None and 8 <= int(inl.sum()) < len(obj)
+    return (obj[inl.ravel() > 0], img[inl.ravel() > 0]) if keep else (obj, img)
 
 
 def focal_from_homography(H: np.ndarray, width: int, height: int) -> float | None:
@@ -92,15 +136,16 @@ def focal_from_homography(H: np.ndarray, width: int, height: int) -> float | Non
     return float(np.sqrt(np.median(ests)))
 
 
-def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: cv2.aruco.ArucoDetector | None = None) -> Registration:
+def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder | None = None) -> Registration:
     """Find the tray in a grayscale frame; raise TrayNotFound with a reason players understand."""
     det = detector or make_detector(cfg)
-    found = detect_markers(det, gray)
+    found = detect_markers(det, gray, tray.markers)
     obj, img, ids = correspondences(tray, found)
     min_markers = int(cfg.get("tray", {}).get("min_markers", 2))
     if len(ids) < min_markers:
         seen = f"only {len(ids)} of the tray's {len(tray.markers)} markers" if ids else "none of the tray's markers"
         raise TrayNotFound(f"cannot find the tray: {seen} are visible (uncover the tray corners)")
+    obj, img = _lined_up(cfg, obj, img)
     H, _ = cv2.findHomography(obj, img, 0)
     if H is None:
         raise TrayNotFound("cannot find the tray: its markers do not line up")

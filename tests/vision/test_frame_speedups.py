@@ -212,5 +212,5 @@ def test_the_marker_detector_skips_outlines_far_smaller_than_a_tray_marker():
     from vision.tray import make_detector
 
     det = make_detector(default_config())
-    assert abs(det.getDetectorParameters().minMarkerPerimeterRate - 0.1) < 1e-9
-    assert abs(make_detector({}).getDetectorParameters().minMarkerPerimeterRate - 0.03) < 1e-9  # OpenCV's own
+    assert abs(det.fast.getDetectorParameters().minMarkerPerimeterRate - 0.1) < 1e-9
+    assert abs(make_detector({}).fast.getDetectorParameters().minMarkerPerimeterRate - 0.03) < 1e-9  # OpenCV's own
