@@ -17,10 +17,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from referee.blocks import Block
 from vision import patch_features as pf
+from vision import painted
 from vision import top_level as tl
 from vision.hands import find_hands, hand_grid
-from vision.kit import Kit, KitError, load_kit
+from vision.kit import Kit, KitError, Label, load_kit
 from vision.models import train_kernel, train_linear
 from vision.background import learn_background
 from vision.reader import GLYPHS, Pipeline, default_config, merge, top_height
@@ -36,6 +38,7 @@ class Prepared:
     reg: object
     tray_bgr: np.ndarray
     z: float
+    only_slot: int | None = None  # a painted copy (painted_wilds): only this slot is trained on
 
 
 def _glyph_of(block) -> str:
@@ -62,6 +65,35 @@ def label_fit_height(cfg: dict, kit: Kit, p: Prepared, z0: float) -> float:
     zs = np.arange(max(level * 0.5, z0 - w), z0 + w + 1e-6, float(cfg["align"]["fine_step_mm"]) / 2)
     st = tl.segment_strengths(cfg, kit.tray, p.reg, tl.edge_image(p.img), lab.orientation, zs)
     return float(zs[int(np.argmax(st[:, segs].mean(axis=1)))])
+
+
+def painted_wilds(cfg: dict, kit: Kit, prepared: list, rng: np.random.Generator) -> list[tuple[Prepared, Label]]:
+    """For a kit that shows no Wild in a photo without hands: calibration.painted_wilds copies of
+    clear photos with one colour block repainted as a Wild (vision.painted), each labelled so.
+
+    A set has one Wild, so a kit may show it on no clear top (the twin's shows it once, under
+    fingers) and the models then never learn it: a Wild reads as empty or as a blue block."""
+    want = int(cfg["calibration"].get("painted_wilds", 0))
+    clear = [p for p in prepared if kit.labels[p.name].hands == 0]
+    have = sum(1 for p in clear for b in kit.labels[p.name].slots if b is not None and _color_of(b) == "wild")
+    items = [(p, p.z, kit.labels[p.name].orientation, s, _color_of(b)) for p in clear
+             for s, b in enumerate(kit.labels[p.name].slots) if b is not None and _color_of(b) != "wild"]
+    if want <= 0 or have > 0 or not items:  # a clear Wild is copied as it is (rare_copies): its own look beats a painting
+        return []
+    ref = painted.body_colours(cfg, kit.tray, items)
+    out = []
+    for k in rng.permutation(len(items)):
+        p, z, orient, slot, _ = items[k]
+        img = painted.painted_image(cfg, kit.tray, p, z, orient, slot, ref)
+        if img is None:
+            continue
+        lab = kit.labels[p.name]
+        slots = tuple(Block.parse("wild") if i == slot else b for i, b in enumerate(lab.slots))
+        out.append((Prepared(f"{p.name}#wild{len(out)}", img, p.reg, p.tray_bgr, p.z, slot),
+                    Label(lab.orientation, slots, 0)))  # type: ignore[arg-type]
+        if len(out) >= want:
+            break
+    return out
 
 
 def _blocks_showing(kit: Kit, prepared: list, glyph: str) -> int:
@@ -166,18 +198,22 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     gsig = float(cfg["calibration"]["gain_jitter"])
     occ_rng = rng.spawn(1)[0]  # its own stream: the other models' jitter stays as it was
     rare_rng = rng.spawn(1)[0]  # the rare classes' extra copies: their own stream too
+    labels = dict(kit.labels)
+    for q, lab in painted_wilds(cfg, kit, prepared, rng.spawn(1)[0]):
+        labels[q.name] = lab
+        prepared = prepared + [q]
     oj = cfg["calibration"].get("occupancy_jitter", {})
     soft_blur, soft_noise = float(oj.get("blur_max_px", 0.0)), float(oj.get("noise_max", 0.0))
-    colours = Counter(_color_of(b) for p in prepared for b in kit.labels[p.name].slots if b is not None)
-    colours_clear = Counter(_color_of(b) for p in prepared if kit.labels[p.name].hands == 0
-                            for b in kit.labels[p.name].slots if b is not None)
+    colours = Counter(_color_of(b) for p in prepared for b in labels[p.name].slots if b is not None)
+    colours_clear = Counter(_color_of(b) for p in prepared if labels[p.name].hands == 0
+                            for b in labels[p.name].slots if b is not None)
     for p in prepared:
-        lab = kit.labels[p.name]
+        lab = labels[p.name]
         base_gains = tl.color_gains(cfg, p.tray_bgr)
         for dz in jit_z:
             z = max(kit.tray.block_mm[2] * 0.5, p.z + dz)
             face = tl.face_image(cfg, kit.tray, p.reg, p.img, z)
-            for k in range(4):
+            for k in range(4 if p.only_slot is None else 0):  # a painted copy: its one slot only
                 rot = np.ascontiguousarray(np.rot90(face, k))
                 o = lab.orientation if k % 2 == 0 else ("y" if lab.orientation == "x" else "x")
                 X["orientation"].append(tl.orientation_features(cfg, kit.tray, rot))
@@ -186,6 +222,8 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
             followed = [again.get(s, occ) for s, occ in enumerate(occ_patches)]  # colour patches, as the reader cuts them
             for s, (patch, occ_patch) in enumerate(zip(followed, occ_patches)):
                 block = lab.slots[s]
+                if p.only_slot not in (None, s):
+                    continue
                 views = occupancy_views(cfg, occ_patch, n_gain, occ_rng)
                 for view in views:
                     gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
@@ -209,10 +247,10 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                     X["occupancy"].append(occ)
                     Y["occupancy"].append("block")
         for s, block in enumerate(lab.slots):
-            if block is not None:
+            if block is not None and p.only_slot in (None, s):
                 glyph_samples.append((p, p.z, lab.orientation, s, _glyph_of(block)))
     X["glyph"], Y["glyph"] = glyph_training_set(cfg, kit.tray, glyph_samples, rng, rare_rng,
-                                                [kit.labels[s[0].name].hands == 0 for s in glyph_samples])
+                                                [labels[s[0].name].hands == 0 for s in glyph_samples])
     report: dict = {}
     models = {}
     C = cfg["calibration"]["C"]
