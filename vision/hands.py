@@ -103,6 +103,8 @@ class ArmEntry:
     edge_cells: np.ndarray | None = field(default=None, compare=False, repr=False)
     # two palms side by side at its hand end (`_palms`): each one's (entry_deg, tip_mm)
     palms: tuple[tuple[float, tuple[float, float]], ...] = ()
+    # two hands of two skin tones in its blob (`_tones`): each one's (entry_deg, tip_mm)
+    tones: tuple[tuple[float, tuple[float, float]], ...] = ()
 
 
 def hand_plane_z(cfg: Mapping, z_top: float) -> float:
@@ -862,6 +864,10 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
         if not halves and reaches_zone(hc, arm_j):
             arm_j = replace(arm_j, palms=_palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u))
+            if not arm_j.palms:
+                own = [blob(k)[0] for k in groups[j][1] - pieces[j]]
+                arm_j = replace(arm_j, tones=_tones(hc, tray, m, np.concatenate(own) if own else np.zeros(0, int), E, u,
+                                                    near_tower))
         out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
 
@@ -948,6 +954,67 @@ def _palms(hc: Mapping, tray: Tray, m: HandMask, lab8: np.ndarray, comps: set[in
         tip = p[np.argmin(_cheb(p, c, 0.0))]
         out.append((_entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
     return tuple(out)
+
+
+def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray, u: np.ndarray,
+           near_tower: np.ndarray) -> tuple[tuple[float, tuple[float, float]], ...]:
+    """Two hands of two skin tones that came in together (one blob, one entry): the arm's cells
+    (flat indices), those of the tray's or the table's own colour left out (`_looks_like`: a
+    lit patch of tray the light fit missed), split in two by their log brightness (the split
+    that best separates the means). The two parts are two hands when their means lie
+    `tone_gap` apart (log), each holds `tone_share` of the cells and `palm_min_mm2` at least,
+    each is of skin's colour (`_skin_coloured`: not a sleeve) and each reaches the zone on its
+    own. One hand's own light and shade spreads its brightness too, but its shaded part is a
+    thin rim round the fingers, not a quarter of it.
+    Returns each part's (entry_deg, tip_mm), or () (`tone_gap` 0: off)."""
+    gap = float(hc.get("tone_gap", 0.0))
+    if gap <= 0 or m.px is None or len(idx) == 0:
+        return ()
+    idx = idx[~_looks_like(hc, m, idx, m.tray_bgr)]
+    if m.table_bgr is not None and len(idx):
+        idx = idx[~_looks_like(hc, m, idx, m.table_bgr)]
+    g = m.cell_mm
+    least = max(float(hc.get("palm_min_mm2", 0.0)) / (g * g), 2.0)
+    share = float(hc.get("tone_share", 0.25))
+    if len(idx) < 2 * least:
+        return ()
+    L = np.log(m.px.reshape(-1, 3)[idx] + 4.0).mean(axis=1)
+    s = np.sort(L)
+    n = len(s)
+    cs = np.cumsum(s)
+    k = np.arange(1, n)  # split after the k-th smallest
+    lo_mean, hi_mean = cs[:-1] / k, (cs[-1] - cs[:-1]) / (n - k)
+    score = k * (n - k) * (hi_mean - lo_mean) ** 2
+    b = int(np.argmax(score))
+    nlo = b + 1
+    if hi_mean[b] - lo_mean[b] < gap or min(nlo, n - nlo) < max(least, share * n):
+        return ()
+    dark = L <= s[b]
+    if not all(_skin_coloured(hc, m.px.reshape(-1, 3)[idx[part]]) for part in (dark, ~dark)):
+        return ()  # a sleeve, a block or a stain beside one hand
+    xy = m.xy.reshape(-1, 2)
+    c = np.asarray(tray.tower_center, float)
+    out = []
+    for part in (dark, ~dark):
+        i = idx[part]
+        if not _within_reach(hc, bool(near_tower[i].any()), float(_cheb(xy[i], c, tray.footprint_half).min()), True):
+            return ()
+        p = xy[i]
+        d = E - _mean0(p)
+        d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
+        tip = p[np.argmin(_cheb(p, c, 0.0))]
+        out.append((_entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
+    return tuple(out)
+
+
+def _skin_coloured(hc: Mapping, bgr: np.ndarray) -> bool:
+    """Whether cells (N, 3 BGR) are mostly of skin's colour: their median hue within
+    `skin_hue_deg` (every skin tone is an orange between red and yellow) and saturation at
+    least `tone_min_sat` (a grey or white sleeve has none)."""
+    hsv = cv2.cvtColor(np.clip(bgr, 0, 255).astype(np.uint8).reshape(-1, 1, 3), cv2.COLOR_BGR2HSV_FULL).reshape(-1, 3)
+    lo, hi = hc.get("skin_hue_deg", [8.0, 42.0])
+    hue = float(np.median(hsv[:, 0])) * (360.0 / 256.0)
+    return float(lo) <= hue <= float(hi) and float(np.median(hsv[:, 1])) >= float(hc.get("tone_min_sat", 0.0)) * 255
 
 
 def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1168,7 +1235,7 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     arms = counted_arms(hc, arm_entries(cfg, tray, m))
     for a in arms:
         if splits_in_two(hc, a, len(arms)) or two_palms(a, len(arms)):  # two side by side
-            looks = a.halves or a.palms or ((a.entry_deg, a.tip_mm),) * 2
+            looks = a.halves or a.palms or a.tones or ((a.entry_deg, a.tip_mm),) * 2
             for deg, tip in looks:
                 hands.append(HandReading(side=side_of(deg), tip_mm=tip, confidence=0.6, entry_deg=round(deg, 1)))
             continue
@@ -1192,7 +1259,7 @@ def two_palms(a: ArmEntry, counted: int) -> bool:
     """Whether one counted arm, the only one, is two hands whose arms came in together: two
     palms side by side at its hand end (`_palms`). Beside another counted arm it is not made
     (as `splits_in_two`): the "two or more" is already seen."""
-    return counted <= 1 and len(a.palms) == 2
+    return counted <= 1 and (len(a.palms) == 2 or len(a.tones) == 2)
 
 
 def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
