@@ -2,8 +2,10 @@
 
 The tower top sits up to ~30 cm above the tray plane, so a plane homography is not enough: the
 camera (focal length from calibration, principal point at the image centre) is recovered with
-solvePnP so any height z can be projected (Camera.plane_homography(z)). One hidden marker is
-fine: three markers still give twelve corners.
+solvePnP so any height z can be projected (Camera.plane_homography(z)). Hidden markers are
+fine: three markers give twelve corners, and with the focal length known from calibration even
+one marker's four corners place the camera (two hands over the tray often leave only one corner
+of the sheet in view; the top-face search then corrects the loose tilt).
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
     det = detector or make_detector(cfg)
     found = detect_markers(det, gray, tray.markers)
     obj, img, ids = correspondences(tray, found)
-    min_markers = int(cfg.get("tray", {}).get("min_markers", 2))
+    min_markers = int(cfg.get("tray", {}).get("min_markers", 1))
     if len(ids) < min_markers:
         seen = f"only {len(ids)} of the tray's {len(tray.markers)} markers" if ids else "none of the tray's markers"
         raise TrayNotFound(f"cannot find the tray: {seen} are visible (uncover the tray corners)")

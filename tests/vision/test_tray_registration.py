@@ -92,3 +92,19 @@ def test_two_markers_under_hands_and_a_blurred_camera_still_register_the_tray(se
     # markers along one edge leave the camera's tilt loose, which the top-face search corrects.
     centre = np.array([tray.tower_center])
     assert np.linalg.norm(reg.to_image(centre) - full.to_image(centre)) < 3.0
+
+
+def test_one_marker_in_view_places_the_tray_when_the_focal_length_is_known():
+    """Two hands over the tray can leave one corner of the sheet in view: with the calibrated
+    focal length its marker's four corners still place the camera."""
+    tray, img, _ = _frame(3)
+    cfg = _cfg()
+    full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    for i in (0, 1, 2):
+        corners = full.to_image(tray.markers[i])
+        c = corners.mean(axis=0)
+        cv2.circle(img, (int(c[0]), int(c[1])), int(np.linalg.norm(corners[0] - corners[2])), (120, 170, 220), -1)
+    reg = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    assert reg.marker_ids == (3,)
+    centre = np.array([tray.tower_center])
+    assert np.linalg.norm(reg.to_image(centre) - full.to_image(centre)) < 5.0
