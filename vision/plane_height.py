@@ -597,3 +597,71 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         return zb, reg
     K, R, t = poses[fac]
     return zb, replace(reg, camera=Camera(K, cv2.Rodrigues(R)[0].reshape(3), t))
+
+
+def focal_alternatives(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, cs: CoarseSearch,
+                       z: float, reg_z: Registration, tray_bgr: np.ndarray, bg=None,
+                       gains: np.ndarray | None = None) -> list[tuple[float, Registration]]:
+    """Other (height, camera) fits of the face found at height z for camera reg_z, best first:
+    per focal factor on a fine grid (align.alt_focal_step over the range of align.focal_factors),
+    the best height showing the face at about the found scale (within align.alt_z_window_mm),
+    kept when a local peak along the factors that places the face at least
+    align.alt_min_shift_mm from the found one on the tray plane (decision.focal_alternatives of them).
+
+    Why: seen from far aside, a tall top's face moves some 30 mm on the tray plane per tenth of
+    focal length, so the focal search's grid (tenths, then half steps) can only put it a slot or
+    more off its place when the camera's focal length lies between; the slot boundaries repeat
+    every block width, so a face one slot over also fits. Searched only for frames whose reading
+    is doubtful (read_frame), and the reading decides."""
+    ac = cfg["align"]
+    count = int(cfg["decision"].get("focal_alternatives", 0))
+    factors = [float(v) for v in ac.get("focal_factors", [])]
+    step = float(ac.get("alt_focal_step", 0.0))
+    if count <= 0 or not factors or step <= 0:
+        return []
+    h, w = shape[:2]
+    f0 = float(reg.camera.K[0, 0])
+    C1 = np.asarray(reg_z.camera.center, dtype=np.float64)
+    k = float(C1[2] / (C1[2] - z))
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    found = C1[:2] + (c - C1[:2]) * k
+    win, fine = float(ac.get("alt_z_window_mm", ac["focal_z_window_mm"])), float(ac["fine_step_mm"])
+    offs = np.arange(-win, win + 1e-6, fine)
+    facs = np.arange(min(factors), max(factors) + 1e-6, step)
+    fs, zs, nadirs, czs, poses = [], [], [], [], []
+    for j, fac in enumerate(facs):
+        K, R, t = _pose_for_focal(reg.H, f0 * fac, w, h)
+        C = -R.T @ t
+        zc = float(C[2]) * (1 - 1 / k) + offs
+        zc = zc[(zc > 0) & (zc < float(C[2]) * float(ac["max_camera_fraction"]))]
+        poses.append((C, (K, R, t)))
+        fs.append(np.full(len(zc), j))
+        zs.append(zc)
+        nadirs.append(np.broadcast_to(C[:2], (len(zc), 2)))
+        czs.append(np.full(len(zc), float(C[2])))
+    fs_a, zs_a = np.concatenate(fs), np.concatenate(zs)
+    # one call (scores are scaled by their best over the candidates); only those within
+    # align.alt_within of the best are worth their colour checks
+    sc = height_scores(cfg, tray, cs.pv, cs.pr, zs_a, tray_bgr, bg, gains, np.concatenate(nadirs),
+                       np.concatenate(czs), within=float(ac.get("alt_within", 0.5)))
+    best_sc = np.full(len(facs), -np.inf)
+    best_z = np.full(len(facs), np.nan)
+    for j in range(len(facs)):
+        m = np.flatnonzero(fs_a == j)
+        if len(m) and np.isfinite(sc[m]).any():
+            i = m[int(np.argmax(sc[m]))]
+            best_sc[j], best_z[j] = sc[i], zs_a[i]
+    centres = poses
+    s = np.array(best_sc)
+    peaks = _local_peaks(s, np.zeros(len(s), int))
+    out = []
+    for j in sorted((j for j in peaks if np.isfinite(s[j]) and s[j] > 0), key=lambda j: -s[j]):
+        C, (K, R, t) = centres[j]
+        kj = float(C[2] / (C[2] - best_z[j]))
+        at = C[:2] + (c - C[:2]) * kj
+        if np.hypot(*(at - found)) < float(ac.get("alt_min_shift_mm", 0.0)):
+            continue
+        out.append((best_z[j], replace(reg, camera=Camera(K, cv2.Rodrigues(R)[0].reshape(3), t))))
+        if len(out) >= count:
+            break
+    return out

@@ -482,6 +482,40 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     return None
 
 
+def doubtful_slots(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
+    """Per slot: whether the occupancy model sees a block where no glyph is read (slot_readings
+    reads it empty and doubtful): the level below seen through an empty slot, or a face found off
+    its place, whose slot cuts across blocks."""
+    return (ev.p_occ >= float(p.cfg["decision"]["empty_below"])) & ~glyph_seen(p, ev)
+
+
+def _better_focal(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
+                  cs: plane_height.CoarseSearch, z: float, orient: str, ev: SlotEvidence) -> tuple[float, FrameContext, tuple] | None:
+    """For a reading with a doubtful slot: the face fitted with other focal lengths
+    (plane_height.focal_alternatives) read, and kept when its reading holds at least as many
+    blocks with their glyphs seen and has no more doubtful slots, one of them strictly (the best
+    reading_evidence among such; a reading of no block is none). Seen from far aside, the focal search's grid can leave a tall
+    top's face a slot off its place; the reading, not the outline's edge fit, tells which fit
+    lies on the top. Returns (height, context, read_top's result) or None."""
+    bad = doubtful_slots(p, ev)
+    if not bad.any():
+        return None
+    held, n_bad = int(blocks_held(p, ev).sum()), int(bad.sum())
+    w = float(p.cfg["decision"]["orientation_empty_weight"])
+    best, best_q = None, -np.inf
+    for z2, reg2 in plane_height.focal_alternatives(p.cfg, p.tray, reg0, img.shape, cs, z, ctx.registration,
+                                                    ctx.tray_bgr, p.background, ctx.gains):
+        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains)
+        if glyphs_seen_at(p, ctx2, img, z2, orient, (0, 1, 2)).sum() < max(held, 1):
+            continue  # too few glyphs there to hold as many blocks (a third of a reading's cost)
+        found = read_top(p, ctx2, img, z2)
+        h2, b2 = int(blocks_held(p, found[1]).sum()), int(doubtful_slots(p, found[1]).sum())
+        q = reading_evidence(found[1], w)
+        if h2 >= max(held, 1) and b2 <= n_bad and (h2 > held or b2 < n_bad) and q > best_q:
+            best, best_q = (z2, ctx2, found), q
+    return best
+
+
 def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
     """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen.
 
@@ -499,6 +533,11 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     orient, ev, o_conf = read_top(p, ctx, img, z)
     if cs is not None and not reads_a_block(p, ev):
         found = _top_with_a_block(p, img, reg0, ctx, cs, z)
+        if found is not None:
+            z, ctx, (orient, ev, o_conf) = found
+            reg = ctx.registration
+    if cs is not None:
+        found = _better_focal(p, img, reg0, ctx, cs, z, orient, ev)
         if found is not None:
             z, ctx, (orient, ev, o_conf) = found
             reg = ctx.registration
