@@ -43,13 +43,32 @@ class Camera:
         uv = cam @ np.asarray(self.K, dtype=np.float64).T
         return uv[:, :2] / uv[:, 2:3]
 
+    @cached_property
+    def _homographies(self) -> dict:
+        """plane_homography's results by height (a frame's stages ask for the same few heights
+        dozens of times); the camera is one frame's, so this goes with it."""
+        return {}
+
+    @cached_property
+    def derived(self) -> dict:
+        """Read-only values other modules derive from this camera alone (keyed by them), made once
+        per camera: a camera is one frame's."""
+        return {}
+
     def plane_homography(self, z: float) -> np.ndarray:
-        """Homography from (x, y) on the horizontal plane at height z to image pixels."""
-        R = self.R
-        t = np.asarray(self.tvec, dtype=np.float64).reshape(3)
-        M = np.column_stack([R[:, 0], R[:, 1], R[:, 2] * z + t])
-        H = np.asarray(self.K, dtype=np.float64) @ M
-        return H / H[2, 2]
+        """Homography from (x, y) on the horizontal plane at height z to image pixels (read-only)."""
+        z = float(z)
+        H = self._homographies.get(z)
+        if H is None:
+            R = self.R
+            t = np.asarray(self.tvec, dtype=np.float64).reshape(3)
+            M = np.column_stack([R[:, 0], R[:, 1], R[:, 2] * z + t])
+            H = np.asarray(self.K, dtype=np.float64) @ M
+            H = H / H[2, 2]
+            H.flags.writeable = False
+            if len(self._homographies) < 256:
+                self._homographies[z] = H
+        return H
 
 
 def look_at(K: np.ndarray, eye: np.ndarray, target: np.ndarray, roll_deg: float) -> Camera:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Mapping
 
@@ -42,6 +43,11 @@ class Tray:
 
     def extent(self) -> tuple[float, float, float, float]:
         """min x, min y, max x, max y over all marker corners."""
+        return self._extent
+
+    @cached_property
+    def _extent(self) -> tuple[float, float, float, float]:
+        """(extent, worked out once: the reader asks for it several times a frame)"""
         allc = np.concatenate([np.asarray(c) for c in self.markers.values()])
         return float(allc[:, 0].min()), float(allc[:, 1].min()), float(allc[:, 0].max()), float(allc[:, 1].max())
 

@@ -18,7 +18,10 @@ def scores_to_proba(Z: np.ndarray) -> np.ndarray:
     the positive class (classes[1]) when there is one column (two classes), else the softmax."""
     if Z.shape[1] == 1:
         p = 1.0 / (1.0 + np.exp(-Z[:, 0]))
-        return np.column_stack([1 - p, p])
+        out = np.empty((len(p), 2), dtype=p.dtype)
+        np.subtract(1, p, out=out[:, 0])
+        out[:, 1] = p
+        return out
     Z = Z - Z.max(axis=1, keepdims=True)
     e = np.exp(Z)
     return e / e.sum(axis=1, keepdims=True)

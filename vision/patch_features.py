@@ -8,6 +8,7 @@ is a cumulative count) instead of sorting, which kept a frame's slot reading ove
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 import cv2
@@ -85,10 +86,11 @@ def color_features(labs: np.ndarray) -> np.ndarray:
     v8 = labs.reshape(S, -1, 3)
     L = v8[..., 0] * LAB_SCALE[0]
     ab = v8[..., 1].astype(np.intp) * 256 + v8[..., 2]
-    chroma = AB_CHROMA[ab]
+    chroma = np.take(AB_CHROMA, ab)  # (np.take: the tables read faster than by indexing)
     colored = chroma > 18
-    hb = AB_HUE[ab]
-    hist = np.bincount((np.arange(S)[:, None] * 12 + hb)[colored], weights=chroma[colored],
+    hb = np.take(AB_HUE, ab)
+    pick = colored.ravel()  # (np.compress: the coloured pixels taken faster than by a boolean index)
+    hist = np.bincount(np.compress(pick, np.arange(S)[:, None] * 12 + hb), weights=np.compress(pick, chroma),
                        minlength=S * 12).reshape(S, 12) / (chroma.sum(axis=1, keepdims=True) + 1e-6)
     use = colored | (colored.sum(axis=1, keepdims=True) <= 10)  # too few coloured pixels: all of them
     frame = np.ones((ph, pw), bool)
@@ -98,7 +100,7 @@ def color_features(labs: np.ndarray) -> np.ndarray:
     return np.column_stack([
         to_lab(med), to_lab(cmed), to_lab(fmed), hist,
         _mean1(colored), _mean1(L < 25), _mean1((L > 75) & (chroma < 15)),
-        _mean1(chroma) / 100, L.std(axis=1) / 100,
+        _mean1(chroma) / 100, _std1(L) / 100,
     ]).astype(np.float32)
 
 
@@ -107,8 +109,34 @@ def median_along(x: np.ndarray, axis: int = -1) -> np.ndarray:
     values (or the middle one), as np.median takes it, without its per-call overhead."""
     n = x.shape[axis]
     lo, hi = (n - 1) // 2, n // 2
+    if hi != lo and n >= 256:
+        # one partition at the upper middle: the lower middle is the largest of the part below it
+        part = np.moveaxis(np.partition(x, hi, axis=axis), axis, -1)
+        return (np.maximum.reduce(part[..., :hi], axis=-1) + part[..., hi]) / 2
     part = np.partition(x, (lo, hi) if hi != lo else lo, axis=axis)
     return (np.take(part, lo, axis=axis) + np.take(part, hi, axis=axis)) / 2
+
+
+def percentile_along(x: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
+    """np.percentile(x, q, axis) (linear method, q a Python number) for arrays without NaN, from
+    one partition and numpy's own interpolation arithmetic, without its per-call overhead."""
+    n = x.shape[axis]
+    v = (n - 1) * (float(q) / 100)  # numpy's virtual index
+    if v >= n - 1:
+        lo = hi = n - 1
+        t = v + 1  # (numpy's weight there: it multiplies a zero difference)
+    elif v < 0:
+        lo = hi = 0
+        t = v
+    else:
+        lo = math.floor(v)
+        hi = lo + 1
+        t = v - lo
+    part = np.partition(x, (lo, hi) if hi != lo else lo, axis=axis)
+    a = np.take(part, lo, axis=axis)
+    b = np.take(part, hi, axis=axis)
+    d = b - a
+    return b - d * (1 - t) if t >= 0.5 else a + d * t
 
 
 def _mean1(x: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -157,23 +185,67 @@ def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> n
     colsum = labs.reshape(S, h, w * 3).sum(axis=1, dtype=np.int64).reshape(S, w, 3)
     means = np.stack([colsum[:, k * w // 3:(k + 1) * w // 3].sum(axis=1) / (h * ((k + 1) * w // 3 - k * w // 3))
                       for k in range(3)], axis=1) * LAB_SCALE - LAB_SHIFT
-    spread = (np.linalg.norm(means[:, 0] - means[:, 2], axis=1) + np.linalg.norm(means[:, 0] - means[:, 1], axis=1)
-              + np.linalg.norm(means[:, 1] - means[:, 2], axis=1))
+    spread = _norm1(means[:, 0] - means[:, 2]) + _norm1(means[:, 0] - means[:, 1]) + _norm1(means[:, 1] - means[:, 2])
     # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
-    # (squared Lab distance to it per 8-bit value and channel, looked up)
-    tray_lab = _lab_float(lab8(np.array([[cfg["color"]["tray_ref_bgr"]]], dtype=np.float32)).reshape(3))
-    sq = _lab_float(np.arange(256, dtype=np.uint8)[:, None]) - tray_lab
-    sq *= sq
+    # (squared Lab distance to it per 8-bit value and channel, looked up; a distance under d is a
+    # squared distance under the least float32 whose square root is d)
+    sq, below10, below20 = _tray_distance_table(tuple(float(v) for v in cfg["color"]["tray_ref_bgr"]))
     v8 = labs.reshape(S, -1, 3)
-    dE = np.sqrt(sq[v8[..., 0], 0] + sq[v8[..., 1], 1] + sq[v8[..., 2], 2])
+    dE2 = np.take(sq[0], v8[..., 0]) + np.take(sq[1], v8[..., 1]) + np.take(sq[2], v8[..., 2])
     a = v8[..., 1] - np.float32(128.0)
     b = v8[..., 2] - np.float32(128.0)
     return np.column_stack([
         seam_across, thirds.min(axis=1) / base, thirds.max(axis=1) / base, edge_long, spread / 100,
-        a.std(axis=1) / 50, b.std(axis=1) / 50,
+        _std1(a) / 50, _std1(b) / 50,
         _mean1(gx.reshape(S, -1)) / 50, _mean1(gy.reshape(S, -1)) / 50,
-        _mean1(dE < 10), _mean1(dE < 20), color_f,
+        _mean1(dE2 < below10), _mean1(dE2 < below20), color_f,
     ]).astype(np.float32)
+
+
+_TRAY_TABLES: dict = {}
+
+
+def _tray_distance_table(tray_bgr: tuple[float, ...]) -> tuple[np.ndarray, np.float32, np.float32]:
+    """Per channel and 8-bit Lab value, the squared float Lab distance to the tray's colour
+    (3, 256), and the float32 squared distances whose square roots are first 10 and 20 (so
+    sqrt(s) < d exactly when s < those). Made once per tray colour."""
+    got = _TRAY_TABLES.get(tray_bgr)
+    if got is None:
+        tray_lab = _lab_float(lab8(np.array([[tray_bgr]], dtype=np.float32)).reshape(3))
+        sq = _lab_float(np.arange(256, dtype=np.uint8)[:, None]) - tray_lab
+        sq *= sq
+        sq = np.ascontiguousarray(sq.T)  # (3, 256): each channel's table contiguous
+        sq.flags.writeable = False
+        got = _TRAY_TABLES[tray_bgr] = (sq, _least_with_root(10.0), _least_with_root(20.0))
+    return got
+
+
+def _least_with_root(d: float) -> np.float32:
+    """The least float32 s with np.sqrt(s) >= d (square roots are correctly rounded, so monotone)."""
+    s = np.float32(d * d)
+    while np.sqrt(s) >= np.float32(d):
+        s = np.nextafter(s, np.float32(0))
+    while np.sqrt(s) < np.float32(d):
+        s = np.nextafter(s, np.float32(np.inf))
+    return s
+
+
+def _norm1(v: np.ndarray) -> np.ndarray:
+    """np.linalg.norm(v, axis=1) of a real 2-D array (its own arithmetic), without its overhead."""
+    return np.sqrt(np.add.reduce(v * v, axis=1))
+
+
+def _std1(x: np.ndarray) -> np.ndarray:
+    """x.std(axis=1) of a 2-D float array, NumPy's own steps (sum over n as an intp count, the
+    squared deviations summed the same way), without its per-call overhead."""
+    n = np.intp(x.shape[1])
+    m = np.add.reduce(x, axis=1, keepdims=True)
+    np.true_divide(m, n, out=m, casting="unsafe")
+    d = np.subtract(x, m)
+    np.square(d, out=d)
+    v = np.add.reduce(d, axis=1)
+    np.true_divide(v, n, out=v, casting="unsafe")
+    return np.sqrt(v, out=v)
 
 
 def patch_labs(patches: Sequence[np.ndarray], gains: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ has the tray (or a hand) beside it, not more of the top face.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Mapping
 
 import cv2
@@ -21,7 +22,8 @@ import numpy as np
 from vision import top_level as tl
 from vision.geometry import Camera, intrinsics
 from vision.kit import Tray
-from vision.tray import Registration
+from vision.patch_features import median_along
+from vision.tray import Registration, h_inverse
 
 SIDE_NORMALS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.float64)  # +x, -x, +y, -y
 
@@ -31,7 +33,7 @@ class PlaneView:
     """The frame rectified onto the tray plane, with what the probes read from it."""
 
     img: np.ndarray      # lightly smoothed 8-bit BGR
-    steps: np.ndarray    # (H, W, 4) float32: colour step along x, along y, and each at its best within the window
+    steps: np.ndarray    # (H, W, 4) colour step along x, along y, and each at its best within the window (uint16 sums)
     ppm: float           # pixels per tray mm
     x0: float            # tray mm of column 0
     y1: float            # tray mm of row 0 (rows go south, -y)
@@ -69,41 +71,149 @@ class PlaneView:
                    cam_zs: np.ndarray | None = None, grid: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
         """index(lift(...)) in one pass: (Z, M) flat pixel indices and whether each is inside, of
         this view or of another tray-plane grid (x0, y1, ppm, h, w)."""
-        x0, y1, ppm, h, w = grid or (self.x0, self.y1, self.ppm, *self.img.shape[:2])
-        cz = self.cam_z if cam_zs is None else np.asarray(cam_zs, dtype=np.float64)
-        k = cz / (cz - np.asarray(zs, dtype=np.float64))
-        pts = np.asarray(pts, dtype=np.float64)
-        if nadirs is None:  # one centre: each coordinate is a + k b
-            n = self.nadir
-            c = np.multiply.outer(k, (pts[:, 0] - n[0]) * ppm)
+        return _Lift(self, pts, zs, nadirs, cam_zs).index(grid or (self.x0, self.y1, self.ppm, *self.img.shape[:2]))
+
+
+class _Lift:
+    """Points of a plane at candidate heights, lifted onto the tray plane (PlaneView.lift_index's
+    arithmetic), for indexing several grids and testing the sheet: the products shared by grids
+    of the same scale are made once."""
+
+    def __init__(self, pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None,
+                 cam_zs: np.ndarray | None):
+        self.pv = pv
+        cz = pv.cam_z if cam_zs is None else np.asarray(cam_zs, dtype=np.float64)
+        self.k = cz / (cz - np.asarray(zs, dtype=np.float64))
+        self.pts = np.asarray(pts, dtype=np.float64)
+        self.n = pv.nadir if nadirs is None else np.asarray(nadirs, dtype=np.float64)
+        self.one = nadirs is None
+        self._scaled: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _products(self, ppm: float) -> tuple[np.ndarray, np.ndarray]:
+        """The k-scaled offsets from the nadir, along x and (y flipped) along y, at ppm."""
+        got = self._scaled.get(ppm)
+        if got is None:
+            k, pts, n = self.k, self.pts, self.n
+            if self.one:  # one centre: each coordinate is a + k b
+                got = (np.multiply.outer(k, (pts[:, 0] - n[0]) * ppm), np.multiply.outer(k, (n[1] - pts[:, 1]) * ppm))
+            else:
+                kp = (k * ppm)[:, None]
+                got = ((pts[None, :, 0] - n[:, 0, None]) * kp, (n[:, 1, None] - pts[None, :, 1]) * kp)
+            self._scaled[ppm] = got
+        return got
+
+    def index(self, grid: tuple, channels: int = 1, channel: np.ndarray | None = None,
+              clip: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(Z, M) flat pixel indices into a tray-plane grid (x0, y1, ppm, h, w), clipped, and
+        whether each is inside; with `channels`, indices into its values (pixel x channels plus
+        `channel` (M,), the channel each point reads). Without `clip`, a point outside gets
+        index 0 instead of its nearest pixel's (for callers that mask those out)."""
+        x0, y1, ppm, h, w = grid
+        pc, pr = self._products(float(ppm))
+        n = self.n
+        if self.one:
+            c = pc + (n[0] - x0) * ppm
+            r = pr + (y1 - n[1]) * ppm
+        else:
+            c = pc + ((n[:, 0] - x0) * ppm)[:, None]
+            r = pr + ((y1 - n[:, 1]) * ppm)[:, None]
+        ci = np.rint(c, out=c).astype(np.int32)
+        ri = np.rint(r, out=r).astype(np.int32)
+        if not clip:  # (inside: 0 <= i < n, one unsigned test; far off, the cast's INT_MIN is outside)
+            inside = ci.view(np.uint32) < w
+            inside &= ri.view(np.uint32) < h
+            ri *= w * channels
+            if channels != 1:
+                ci *= channels
+            ri += ci
+            if channel is not None:
+                ri += channel
+            ri *= inside
+            return ri, inside
+        cc = np.clip(ci, 0, w - 1)  # (on these sizes one pass beats np.maximum and np.minimum)
+        rc = np.clip(ri, 0, h - 1)
+        inside = cc == ci
+        inside &= rc == ri
+        rc *= w * channels
+        if channels != 1:
+            cc *= channels
+        rc += cc
+        if channel is not None:
+            rc += channel
+        return rc, inside
+
+    def index_by_axis(self, grid: tuple, channels: int, channel: np.ndarray | None,
+                      layout: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """index(grid, channels, channel, clip=False) of points with few distinct x and y
+        (layout: Probes.step_layout of these points): a point's column depends on its x alone
+        and its row on its y, so both are worked out per distinct value (the same arithmetic)
+        and gathered."""
+        x0, y1, ppm, h, w = grid
+        xs, ix, ys, iy = layout
+        k, n = self.k, self.n
+        if self.one:
+            c = np.multiply.outer(k, (xs - n[0]) * ppm)
             c += (n[0] - x0) * ppm
-            r = np.multiply.outer(k, (n[1] - pts[:, 1]) * ppm)
+            r = np.multiply.outer(k, (n[1] - ys) * ppm)
             r += (y1 - n[1]) * ppm
         else:
-            n = np.asarray(nadirs, dtype=np.float64)
-            c = (pts[None, :, 0] - n[:, 0, None]) * (k * ppm)[:, None]
+            kp = (k * ppm)[:, None]
+            c = (xs[None, :] - n[:, 0, None]) * kp
             c += ((n[:, 0] - x0) * ppm)[:, None]
-            r = (n[:, 1, None] - pts[None, :, 1]) * (k * ppm)[:, None]
+            r = (n[:, 1, None] - ys[None, :]) * kp
             r += ((y1 - n[:, 1]) * ppm)[:, None]
-        ci = np.rint(c).astype(np.int32)
-        ri = np.rint(r).astype(np.int32)
-        cc = np.minimum(np.maximum(ci, 0), w - 1)  # (np.clip's dispatch costs more than the work here)
-        rc = np.minimum(np.maximum(ri, 0), h - 1)
-        inside = (cc == ci) & (rc == ri)
-        rc *= w
-        rc += cc
-        return rc, inside
+        ci = np.rint(c, out=c).astype(np.int32)
+        ri = np.rint(r, out=r).astype(np.int32)
+        in_c = ci.view(np.uint32) < w  # (as index without clip)
+        in_r = ri.view(np.uint32) < h
+        ri *= w * channels
+        ci *= channels
+        flat = np.take(ri, iy, axis=1)
+        flat += np.take(ci, ix, axis=1)
+        if channel is not None:
+            flat += channel
+        inside = np.take(in_c, ix, axis=1)
+        inside &= np.take(in_r, iy, axis=1)
+        flat *= inside
+        return flat, inside
+
+    def on_sheet(self) -> np.ndarray:
+        """PlaneView.on_sheet of PlaneView.lift's points."""
+        pv = self.pv
+        if pv.sheet is None:
+            return np.ones((len(self.k), len(self.pts)), bool)
+        # lift's n + (p - n) k is n plus the products at one pixel per mm (and n - (n - p) k along y;
+        # shared with the indices of a grid at one pixel per mm)
+        pc, pr = self._products(1.0)
+        n = self.n
+        if self.one:
+            x = n[0] + pc
+            y = n[1] - pr
+        else:
+            x = n[:, 0, None] + pc
+            y = n[:, 1, None] - pr
+        x0, y0, x1, y1 = pv.sheet
+        return (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
 
 
 def colour_steps(img: np.ndarray, o: int) -> tuple[np.ndarray, np.ndarray]:
-    """Summed absolute colour difference between the pixels o to either side, along x and along y."""
+    """Summed absolute colour difference between the pixels o to either side, along x and along y
+    (uint16: the exact integer sums; 0 where the other pixel lies outside)."""
     h, w = img.shape[:2]
-    ones = np.ones((1, 3), np.float32)
-    sx = np.zeros((h, w), np.float32)
-    sy = np.zeros((h, w), np.float32)
-    sx[:, o:w - o] = cv2.transform(cv2.absdiff(img[:, 2 * o:], img[:, :w - 2 * o]).astype(np.float32), ones)
-    sy[o:h - o, :] = cv2.transform(cv2.absdiff(img[2 * o:], img[:h - 2 * o]).astype(np.float32), ones)
+    sx = cv2.copyMakeBorder(_channel_sum16(cv2.absdiff(img[:, 2 * o:], img[:, :w - 2 * o])), 0, 0, o, o,
+                            cv2.BORDER_CONSTANT, value=0)
+    sy = cv2.copyMakeBorder(_channel_sum16(cv2.absdiff(img[2 * o:], img[:h - 2 * o])), o, o, 0, 0,
+                            cv2.BORDER_CONSTANT, value=0)
     return sx, sy
+
+
+def _channel_sum16(d: np.ndarray) -> np.ndarray:
+    """The three channels of an 8-bit image summed, as uint16."""
+    b, g, r = cv2.split(d)
+    s = b.astype(np.uint16)  # (NumPy's in-place adds beat OpenCV's mixed-type ones here)
+    s += g
+    s += r
+    return s
 
 
 def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_lo: float, z_hi: float) -> PlaneView:
@@ -155,19 +265,33 @@ def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -
     r = cfg["align"].get("table_ring_mm")
     if not r:
         return None
-    x0, y0, x1, y1 = _extent_grown(tray, float(r))
-    t = np.linspace(0.0, 1.0, 24, endpoint=False)
-    ring = np.concatenate([np.column_stack([x0 + (x1 - x0) * t, np.full_like(t, y0)]),
-                           np.column_stack([np.full_like(t, x1), y0 + (y1 - y0) * t]),
-                           np.column_stack([x1 - (x1 - x0) * t, np.full_like(t, y1)]),
-                           np.column_stack([np.full_like(t, x0), y1 - (y1 - y0) * t])])
-    uv = cv2.perspectiveTransform(ring[None].astype(np.float64), np.asarray(reg.H, dtype=np.float64))[0]
+    uv = cv2.perspectiveTransform(_table_ring(tuple(_extent_grown(tray, float(r)).tolist())),
+                                  np.asarray(reg.H, dtype=np.float64))[0]
     h, w = img.shape[:2]
     ok = (uv[:, 0] >= 0) & (uv[:, 0] <= w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] <= h - 1)
     if ok.sum() < 12:
         return None
     uv = np.rint(uv[ok]).astype(np.int32)
-    return np.median(img[uv[:, 1], uv[:, 0]].astype(np.float32), axis=0)
+    return median_along(img[uv[:, 1], uv[:, 0]].astype(np.float32), axis=0)  # (np.median, without its overhead)
+
+
+_RINGS: dict = {}
+
+
+def _table_ring(box: tuple[float, float, float, float]) -> np.ndarray:
+    """(1, 96, 2) points round the box (x0, y0, x1, y1), 24 a side (read-only, made once per box)."""
+    ring = _RINGS.get(box)
+    if ring is None:
+        x0, y0, x1, y1 = box
+        t = np.linspace(0.0, 1.0, 24, endpoint=False)
+        ring = np.concatenate([np.column_stack([x0 + (x1 - x0) * t, np.full_like(t, y0)]),
+                               np.column_stack([np.full_like(t, x1), y0 + (y1 - y0) * t]),
+                               np.column_stack([x1 - (x1 - x0) * t, np.full_like(t, y1)]),
+                               np.column_stack([np.full_like(t, x0), y1 - (y1 - y0) * t])])[None].astype(np.float64)
+        ring.flags.writeable = False
+        if len(_RINGS) < 64:
+            _RINGS[box] = ring
+    return ring
 
 
 def _seen_box(reg: Registration, shape: tuple) -> np.ndarray:
@@ -175,7 +299,7 @@ def _seen_box(reg: Registration, shape: tuple) -> np.ndarray:
     when the horizon is in view)."""
     h, w = shape[:2]
     corners = np.array([[0, 0, 1], [w, 0, 1], [w, h, 1], [0, h, 1]], dtype=np.float64)
-    p = corners @ np.linalg.inv(np.asarray(reg.H, dtype=np.float64)).T
+    p = corners @ h_inverse(reg).T
     if np.any(p[:, 2] * np.sign(p[:, 2].mean()) <= 1e-9):
         return np.array([-np.inf, -np.inf, np.inf, np.inf])
     xy = p[:, :2] / p[:, 2:]
@@ -213,6 +337,20 @@ class Probes:
     n_steps: int = 0       # the step probes come first: pts[:n_steps]
     pattern_w: np.ndarray | None = None    # (10, P) segment strengths -> occupancy pattern scores
     pattern_off: np.ndarray | None = None  # (P,)
+
+    @cached_property
+    def step_layout(self) -> tuple[np.ndarray, ...]:
+        """The step probes' distinct x and y (a few dozen of some four hundred: they lie on lines
+        along x and y) and where each probe's are among them: (xs, which x, ys, which y)."""
+        pts = np.asarray(self.pts[:self.n_steps], dtype=np.float64)
+        xs, ix = np.unique(pts[:, 0], return_inverse=True)
+        ys, iy = np.unique(pts[:, 1], return_inverse=True)
+        return xs, ix.reshape(-1), ys, iy.reshape(-1)
+
+    @cached_property
+    def step_channel(self) -> np.ndarray:
+        """channel[:n_steps] as int32 (added to int32 indices)."""
+        return self.channel[:self.n_steps].astype(np.int32)
 
 
 def make_probes(cfg: Mapping, tray: Tray) -> Probes:
@@ -260,8 +398,9 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     two of some forty). The best and every candidate within `within` of it score as without."""
     ac = cfg["align"]
     Z = len(zs)
-    flat, inside = pv.lift_index(pr.pts[:pr.n_steps], zs, nadirs, cam_zs)  # (Z, n_steps)
-    val = pv.steps.reshape(-1)[flat * 4 + pr.channel[:pr.n_steps]]
+    at, inside = _Lift(pv, pr.pts[:pr.n_steps], zs, nadirs, cam_zs).index_by_axis(  # (Z, n_steps) indices of the values read
+        (pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2]), 4, pr.step_channel, pr.step_layout)
+    val = np.take(pv.steps.reshape(-1), at).astype(np.float32, copy=False)  # (np.take: a third faster than [at])
     val[~inside] = 0.0
     n = pr.n
     # means as sum / count (what np.mean computes, without its per-call overhead)
@@ -271,7 +410,7 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     w2 = float(ac["second_weakest_weight"])
     on_v = (1 - w2) * (np.add.reduce(sides, axis=1) / 4) + w2 * np.sort(sides, axis=1)[:, 1]
     out = on_v / (ref_v + float(ac["reference_floor"]))
-    sc = out / (float(out.max()) + 1e-9)
+    sc = out / (float(np.maximum.reduce(out)) + 1e-9)  # (what .max() calls)
     w = float(ac["pattern_weight"])
     if w > 0:
         # both orientations' segment medians at once (the 5th and 6th of 10 values, as np.median
@@ -280,8 +419,8 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         k = pr.parts["segments_x"].stop - pr.parts["segments_x"].start
         part = np.partition(val[:, seg].reshape(Z, 20, k // 10), ((k // 10 - 1) // 2, k // 10 // 2), axis=2)
         med = ((part[..., (k // 10 - 1) // 2] + part[..., k // 10 // 2]) / 2).reshape(Z, 2, 10)
-        pat = (med @ pr.pattern_w + pr.pattern_off).max(axis=2).max(axis=1)
-        sc = sc + w * np.maximum(pat, 0.0) / (float(pat.max()) + 1e-9)
+        pat = np.maximum.reduce(np.maximum.reduce(med @ pr.pattern_w + pr.pattern_off, axis=2), axis=1)
+        sc = sc + w * np.maximum(pat, 0.0) / (float(np.maximum.reduce(pat)) + 1e-9)
     if tray_bgr is None:
         return sc
     if within is None:
@@ -294,7 +433,7 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         full[todo] = _colour_checked(cfg, pv, pr, zs[todo], None if nadirs is None else nadirs[todo],
                                      None if cam_zs is None else cam_zs[todo], sc[todo], tray_bgr, bg, gains)
         rest = order[np.isneginf(full[order])]
-        todo = rest[sc[rest] >= within * full.max()]
+        todo = rest[sc[rest] >= within * np.maximum.reduce(full)]
     return full
 
 
@@ -305,14 +444,19 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
     ac = cfg["align"]
     cols = slice(pr.parts["band"].start, pr.parts["outside"].stop)
     pts = pr.pts[cols]
-    fi, ins = pv.lift_index(pts, zs, nadirs, cam_zs)
-    px = pv.img.reshape(-1, 3)[fi].astype(np.float32)
-    on_sheet = pv.on_sheet(pv.lift(pts, zs, nadirs, cam_zs))
-    expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains, on_sheet)
-    fg = _not_tray(cfg["silhouette"], px, expect) & ins
-    if pv.table_bgr is not None:
+    lifted = _Lift(pv, pts, zs, nadirs, cam_zs)  # (shared by the view's and the tray model's indices)
+    fi, ins = lifted.index((pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2]), clip=False)  # (outside: masked out below)
+    px = np.take(pv.img.reshape(-1, 3), fi, axis=0).astype(np.float32)
+    on_sheet = lifted.on_sheet()
+    expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains, on_sheet, lifted)
+    th = cfg["silhouette"]
+    if pv.table_bgr is None:
+        fg = tl.not_tray_colour(th, px, expect) & ins
+    else:
         # off the sheet, the table's own colour is not a face either
-        fg &= on_sheet | _not_tray(cfg["silhouette"], px, np.broadcast_to(pv.table_bgr, px.shape))
+        fg, off_table = tl.not_tray_colours(th, px, (expect, np.asarray(pv.table_bgr)))
+        fg &= ins
+        fg &= on_sheet | off_table
     nb = pr.parts["band"].stop - pr.parts["band"].start
     band = np.add.reduce(fg[:, :nb], axis=1, dtype=np.float64) / nb  # (np.mean of a bool array)
     sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
@@ -326,24 +470,26 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
 
 
 def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None, cam_zs: np.ndarray | None,
-                  tray_bgr: np.ndarray, bg, gains, on_sheet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                  tray_bgr: np.ndarray, bg, gains, on_sheet: np.ndarray,
+                  lifted: _Lift | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The bare tray's colour where the face points pts (M, 2) at each height appear (as
     PlaneView.lift_index), in this frame's light: the learnt tray model where it covers the
     point on the sheet (`on_sheet`, (Z, M)), else the tray's colour; and whether the model covers
-    it there. (Z, M, 3), (Z, M)."""
+    it there. (Z, M, 3), (Z, M). `lifted`: those points lifted already (_Lift)."""
     shape = (len(zs), len(pts))
-    expect = np.broadcast_to(np.asarray(tray_bgr, np.float32), shape + (3,))
     if bg is None:
-        return expect, np.ones(shape, bool)
+        return np.broadcast_to(np.asarray(tray_bgr, np.float32), shape + (3,)), np.ones(shape, bool)
     h, w = bg.bgr.shape[:2]
-    flat, inside = pv.lift_index(pts, zs, nadirs, cam_zs, (bg.x0, bg.y1, bg.ppm, h, w))
-    model = bg.bgr.reshape(-1, 3)[flat]
+    lifted = lifted or _Lift(pv, pts, zs, nadirs, cam_zs)
+    flat, inside = lifted.index((bg.x0, bg.y1, bg.ppm, h, w), clip=False)  # (outside: not ok below)
+    model = np.take(bg.bgr.reshape(-1, 3), flat, axis=0)
     # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
     # photos showed it, and a table need not look the same in play (a tall face seen from aside
     # hangs out over it)
-    ok = inside & bg.valid.reshape(-1)[flat] & on_sheet
+    ok = inside & np.take(bg.valid.reshape(-1), flat) & on_sheet
     g = gains if gains is not None else np.ones(3, np.float32)
-    return np.where(ok[..., None], model / np.asarray(g, np.float32), expect), ok
+    # (the tray's colour broadcast by np.where itself)
+    return np.where(ok[..., None], model / np.asarray(g, np.float32), np.asarray(tray_bgr, np.float32)), ok
 
 
 def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -502,12 +648,17 @@ def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, a
 def _local_peaks(sc: np.ndarray, block: np.ndarray) -> np.ndarray:
     """The candidates that score at least as high as their neighbours within their run (one run
     of rising heights per camera, `block` its label), in order."""
-    cut = np.flatnonzero(np.diff(block) != 0) + 1
+    cut = (np.flatnonzero(np.diff(block) != 0) + 1).tolist()
     out = []
-    for a, b in zip(np.r_[0, cut], np.r_[cut, len(sc)]):
+    for a, b in zip([0] + cut, cut + [len(sc)]):
         s = sc[a:b]
-        left, right = np.r_[-np.inf, s[:-1]], np.r_[s[1:], -np.inf]
-        out.extend(a + np.flatnonzero((s >= left) & (s >= right)))
+        if not len(s):
+            continue
+        left, right = np.empty(len(s)), np.empty(len(s))  # each one's neighbours (-inf past the run's ends)
+        left[0] = right[-1] = -np.inf
+        left[1:] = s[:-1]
+        right[:-1] = s[1:]
+        out.extend((a + np.flatnonzero((s >= left) & (s >= right))).tolist())
     return np.array(out, dtype=int)
 
 
@@ -530,7 +681,9 @@ def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[n
     B[:, 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
     U, _, Vt = np.linalg.svd(B)
     R = U @ Vt
-    if np.linalg.det(R) < 0:
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
+    # (the sign of its determinant, written out: R is a rotation or a reflection, +-1 far from 0)
+    if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
         R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
     return K, R, lam * M[:, 2]
 
@@ -578,7 +731,7 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
             zc = zc[(zc > 0) & (zc < float(C[2]) * zmax_frac)]
             fs += [fac] * len(zc)
             zs.append(zc)
-            nadirs.append(np.broadcast_to(C[:2], (len(zc), 2)))
+            nadirs.append(np.repeat(np.asarray(C[:2])[None], len(zc), axis=0))
             czs.append(np.full(len(zc), float(C[2])))
         zs_all = np.concatenate(zs)
         sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,

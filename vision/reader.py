@@ -141,15 +141,21 @@ class FrameResult:
     first_slot: int = 0  # where the top's slot 0 lies on the face found (-1 or 1: shifted_face)
 
 
+BLOCK_NAMES = tuple(f"{c}-{g}" for c in COLOR_CLASSES[:4] for g in GLYPHS[:7]) + ("wild",)
+
+
 def block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> list[tuple[str, float]]:
-    """Joint block probabilities from independent colour and glyph probabilities, best first."""
-    out = []
-    for ci, c in enumerate(COLOR_CLASSES[:4]):
-        for gi, g in enumerate(GLYPHS[:7]):
-            out.append((f"{c}-{g}", float(p_color[ci] * p_glyph[gi])))
-    out.append(("wild", float(p_color[4] * p_glyph[7])))
-    total = sum(p for _, p in out) or 1.0
-    return sorted(((n, p / total) for n, p in out), key=lambda t: -t[1])
+    """Joint block probabilities from independent colour and glyph probabilities, best first
+    (BLOCK_NAMES' order where equal)."""
+    pc = np.asarray(p_color, dtype=np.float64)
+    pg = np.asarray(p_glyph, dtype=np.float64)
+    joint = np.empty(len(BLOCK_NAMES))
+    np.multiply(pc[:4, None], pg[None, :7], out=joint[:-1].reshape(4, 7))
+    joint[-1] = pc[4] * pg[7]
+    total = sum(joint.tolist()) or 1.0  # (summed in order, as a Python sum)
+    post = joint / total
+    vals = post.tolist()
+    return [(BLOCK_NAMES[k], vals[k]) for k in np.argsort(-post, kind="stable").tolist()]
 
 
 def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, ...]) -> np.ndarray:
@@ -214,6 +220,33 @@ class FrameContext:
     registration: Registration
     tray_bgr: np.ndarray
     gains: np.ndarray
+    # what the frame's readings have worked out, shared by all its contexts (_memo): a retry, a
+    # face one slot over or another focal length reads slots and glyphs read already
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+
+def _memo(memo: dict | None, key: tuple, inputs: tuple, make):
+    """make() once for the same key and the same inputs (the very objects: the frame, its
+    registration, the pipeline), as made before; without a memo, made afresh."""
+    if memo is None:
+        return make()
+    got = memo.get(key)
+    if got is not None and len(got[0]) == len(inputs) and all(a is b for a, b in zip(got[0], inputs)):
+        return got[1]
+    val = make()
+    memo[key] = (inputs, val)  # (holding the inputs: no other object can take their ids meanwhile)
+    return val
+
+
+def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
+           memo: dict | None = None) -> tuple[tuple[float, float], list[np.ndarray]]:
+    """One slot position's glyph: where its ink lies (top_level.glyph_offset) and the glyph
+    features of the crop round it, as laid and turned."""
+    def make():
+        offset = tl.glyph_offset(p.cfg, p.tray, reg, img, z, orient, slot)
+        crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=offset)
+        return offset, tl.glyph_features_turned(p.cfg, crop)
+    return _memo(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img), make)
 
 
 def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
@@ -224,11 +257,11 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     reg = register(p.cfg, p.tray, gray, p.detector)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img, p.tray_points)
-    return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr))
+    return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr), {})
 
 
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray,
-                  first: int = 0):
+                  first: int = 0, memo: dict | None = None):
     """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features.
 
     Each slot's glyph is found first; the colour patch of a slot whose glyph lies off the slot is
@@ -236,18 +269,19 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     patch cut at the nominal slot is then half one block, half its neighbour (a vivid neighbour
     wins the colour). Occupancy stays on the nominal slots: an empty slot's glyph search can
     find the neighbour's glyph. `first`: the slot position the three start at (see
-    top_level.slot_patches)."""
-    nominal, offsets, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first)
+    top_level.slot_patches). `memo`: the frame's (FrameContext.memo), for glyphs read already."""
+    glyphs = [_glyph(p, reg, img, z, orient, first + s, memo) for s in range(3)]
+    offsets = [g[0] for g in glyphs]
+    # (top_level.slot_cuts, with the glyphs' offsets found once)
+    nominal = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient, first=first)
+    again = {s: tl.slot_patch(p.cfg, p.tray, reg, img, z, orient, first + s, offsets[s])
+             for s in tl.moved_slots(p.cfg, offsets)}
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats = pf.color_features(labs)
     col = feats[:3].copy()
     col[list(again)] = feats[3:]
     patches = [again.get(s, nominal[s]) for s in range(3)]
-    gly = []
-    for s in range(3):
-        crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + s, offset=offsets[s])
-        gly.append(tl.glyph_features(p.cfg, crop))
-        gly.append(tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1])))
+    gly = [f for g in glyphs for f in g[1]]  # each slot's glyph as laid, then turned
     return patches, col, np.array(gly), pf.occupancy_features(p.cfg, labs[:3], feats[:3])
 
 
@@ -262,7 +296,14 @@ class SlotEvidence:
 
 def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                   first: int = 0) -> SlotEvidence:
-    _, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first)
+    """The slots' probabilities at height z (made once per frame for the same registration)."""
+    return _memo(ctx.memo, ("evidence", float(z), orient, int(first)), (p, ctx.registration, img, ctx.tray_bgr, ctx.gains),
+                 lambda: _slot_evidence(p, ctx, img, z, orient, first))
+
+
+def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                   first: int = 0) -> SlotEvidence:
+    _, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
     g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
@@ -385,9 +426,10 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     glyphs = {o: glyphs_seen_at(p, ctx, img, z, o, (0, 1, 2)).any() for o in ("x", "y")} if need_block else {}
     if need_block and not any(glyphs.values()):
         return None
-    face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
-    of = tl.orientation_features(p.cfg, p.tray, face)
-    po = _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
+    def face_pattern():
+        of = tl.orientation_features(p.cfg, p.tray, tl.face_image(p.cfg, p.tray, ctx.registration, img, z))
+        return _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
+    po = _memo(ctx.memo, ("face", float(z)), (p, ctx.registration, img), face_pattern)
     dc = p.cfg["decision"]
     lam = float(dc["orientation_block_weight"])
     sure = float(dc["orientation_sure_above"])
@@ -426,10 +468,7 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     top's own level has no slot, and to pass over an orientation that shows no glyph at all."""
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
-    X = []
-    for s in slots:
-        crop = tl.glyph_crop(p.cfg, p.tray, ctx.registration, img, z, orient, s)
-        X += [tl.glyph_features(p.cfg, crop), tl.glyph_features(p.cfg, np.ascontiguousarray(crop[::-1, ::-1]))]
+    X = [f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.memo)[1]]
     g = _class_probs(p.models["glyph"], np.array(X), GLYPHS).reshape(len(slots), 2, len(GLYPHS)).max(axis=1)
     return g.max(axis=1) / g.sum(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
 
@@ -475,7 +514,7 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     for i in plane_height.other_candidates(p.cfg, p.tray, cs, ctx.tray_bgr, p.background, ctx.gains, tries):
         z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i, ctx.tray_bgr,
                                                  p.background, ctx.gains)
-        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains)
+        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
         found = read_top(p, ctx2, img, z2, need_block=True)
         if found is not None:
             return z2, ctx2, found
@@ -505,7 +544,7 @@ def _better_focal(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameCo
     best, best_q = None, -np.inf
     for z2, reg2 in plane_height.focal_alternatives(p.cfg, p.tray, reg0, img.shape, cs, z, ctx.registration,
                                                     ctx.tray_bgr, p.background, ctx.gains):
-        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains)
+        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
         if glyphs_seen_at(p, ctx2, img, z2, orient, (0, 1, 2)).sum() < max(held, 1):
             continue  # too few glyphs there to hold as many blocks (a third of a reading's cost)
         found = read_top(p, ctx2, img, z2)
@@ -529,7 +568,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     ctx = frame_context(p, img)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
     z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
-    ctx = FrameContext(reg, tray_bgr, gains)
+    ctx = FrameContext(reg, tray_bgr, gains, ctx.memo)
     orient, ev, o_conf = read_top(p, ctx, img, z)
     if cs is not None and not reads_a_block(p, ev):
         found = _top_with_a_block(p, img, reg0, ctx, cs, z)

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import apply_h
-from vision.patch_features import median_along
+from vision.patch_features import median_along, percentile_along
 from vision.kit import Tray
 from vision.tray import Registration
 
@@ -164,12 +164,27 @@ def slot_frame(tray: Tray, orient: str, slot: int) -> np.ndarray:
     return np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]], dtype=np.float64)
 
 
+def slot_plane(tray: Tray, reg: Registration, z: float, orient: str, slot: int) -> np.ndarray:
+    """Homography from a slot's local mm (slot_frame) at height z to image pixels (read-only):
+    the product a frame's slot, glyph and patch cuts all start from, made once per camera."""
+    cx, cy = tray.tower_center
+    key = ("slot_plane", float(z), orient, int(slot), float(cx), float(cy), float(tray.block_mm[1]))
+    memo = getattr(reg.camera, "derived", None)  # (a stand-in camera without one: no memo)
+    H = None if memo is None else memo.get(key)
+    if H is None:
+        H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot)
+        H.flags.writeable = False
+        if memo is not None and len(memo) < 256:
+            memo[key] = H
+    return H
+
+
 def slot_patch_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float, orient: str, slot: int) -> np.ndarray:
     """Homography from canonical patch pixels (long side horizontal) to image pixels."""
     ppm = float(cfg["top"]["patch_px_per_mm"])
     L, W, _ = tray.block_mm
     A = np.array([[1 / ppm, 0, -L / 2], [0, 1 / ppm, -W / 2], [0, 0, 1]])
-    return reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ A
+    return slot_plane(tray, reg, z, orient, slot) @ A
 
 
 def glyph_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
@@ -188,8 +203,9 @@ def glyph_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z
     sw, sh = max(cw, float(gc.get("search_w_mm", cw))), max(ch, float(gc.get("search_h_mm", ch)))
     if sw <= cw and sh <= ch:
         return 0.0, 0.0
-    J = np.eye(3) if jitter is None else jitter
-    H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ J
+    H = slot_plane(tray, reg, z, orient, slot)
+    if jitter is not None:  # (times the identity, H is H)
+        H = H @ jitter
     lp = float(gc.get("locate_px_per_mm", 1.0))
     ns = (int(round(sw * lp)), int(round(sh * lp)))
     A1 = np.array([[1 / lp, 0, -sw / 2], [0, 1 / lp, -sh / 2], [0, 0, 1]])
@@ -214,8 +230,9 @@ def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: 
     gc = cfg["glyph"]
     ppm = float(gc["warp_px_per_mm"])
     cw, ch = float(gc["crop_w_mm"]), float(gc["crop_h_mm"])
-    J = np.eye(3) if jitter is None else jitter
-    H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot) @ J
+    H = slot_plane(tray, reg, z, orient, slot)
+    if jitter is not None:  # (times the identity, H is H)
+        H = H @ jitter
     dx, dy = offset if offset is not None else glyph_offset(cfg, tray, reg, img, z, orient, slot, jitter)
     n = (int(round(cw * ppm)), int(round(ch * ppm)))
     A = np.array([[1 / ppm, 0, dx - cw / 2], [0, 1 / ppm, dy - ch / 2], [0, 0, 1]])
@@ -247,7 +264,7 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0) -> tuple[np.ndarray, np.ndar
     w = cv2.blur(cv2.min(cv2.min(b, g), r), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     area, cent = _inner_blobs(dark)
-    if min_px > 0 and area.sum() < min_px:
+    if min_px > 0 and np.add.reduce(area) < min_px:
         area, cent = _inner_blobs(1 - dark)
     return area, cent
 
@@ -260,15 +277,18 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
     min_mm2 = float(cfg["glyph"].get("locate_min_mm2", 8.0))
     area, cent = glyph_ink(bgr, min_mm2 * px_per_mm ** 2)
     area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
-    if area.sum() < min_mm2:
+    if np.add.reduce(area) < min_mm2:
         return None
     c = np.array([bgr.shape[1] / 2, bgr.shape[0] / 2]) / px_per_mm
     s2 = 2 * float(cfg["glyph"].get("locate_sigma_mm", 8.0)) ** 2
     for _ in range(3):
-        wgt = area * np.exp(-((cent - c) ** 2).sum(axis=1) / s2)
-        if wgt.sum() < 0.3 * min_mm2:
+        d = cent - c
+        d *= d
+        wgt = area * np.exp(-(d[:, 0] + d[:, 1]) / s2)  # (the squared distances' sum over x and y, written out)
+        total = np.add.reduce(wgt)
+        if total < 0.3 * min_mm2:
             return None
-        c = wgt @ cent / wgt.sum()
+        c = wgt @ cent / total
     return float(c[0]), float(c[1])
 
 
@@ -359,7 +379,7 @@ def tray_color(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray,
     vals = img[uv[:, 1], uv[:, 0]].astype(np.float32)
     bright = vals[:, 0] + vals[:, 1] + vals[:, 2]  # (the sum over the three channels, written out: faster)
     q = float(cfg["color"]["tray_percentile"])
-    sel = vals[bright >= np.percentile(bright, q)]
+    sel = vals[bright >= percentile_along(bright, q)]
     return median_along(sel, axis=0)
 
 
@@ -370,6 +390,9 @@ def color_gains(cfg: Mapping, measured_bgr: np.ndarray) -> np.ndarray:
 
 _LAB_SCALE = np.array([100.0 / 255.0, 1.0, 1.0], dtype=np.float32)
 _LAB_SHIFT = np.array([0.0, 128.0, 128.0], dtype=np.float32)
+# every 8-bit Lab value's float Lab (as v * _LAB_SCALE - _LAB_SHIFT computes it), per channel, for cv2.LUT:
+# one table lookup instead of NumPy's broadcast cast, multiply and subtract (four times the time on a face)
+_LAB_LUT = (np.arange(256, dtype=np.uint8)[:, None] * _LAB_SCALE - _LAB_SHIFT).reshape(1, 256, 3)
 
 
 def lab_of(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
@@ -382,7 +405,9 @@ def lab_of(bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
         g = [float(v) for v in np.asarray(gains).reshape(-1)[:3]]
         x = cv2.multiply(x, (g[0], g[1], g[2], 0.0), dtype=cv2.CV_8U)
     lab = cv2.cvtColor(x, cv2.COLOR_BGR2Lab)
-    return lab * _LAB_SCALE - _LAB_SHIFT
+    if lab.ndim != 3:  # (what cv2.LUT cannot shape like its input)
+        return lab * _LAB_SCALE - _LAB_SHIFT
+    return cv2.LUT(lab, _LAB_LUT)
 
 
 _HOG = {}
@@ -406,10 +431,28 @@ def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
     alike under softer focus and sensor noise, and signed gradients keep ink-to-field apart
     from field-to-ink. Not rotation invariant: the reader scores the crop and its 180-degree
     turn and keeps the better, so a 2 and a 4 keep their strokes apart."""
+    return _whiteness_hog(cfg, _whiteness(crop_bgr))
+
+
+def glyph_features_turned(cfg: Mapping, crop_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """glyph_features of the crop as laid and turned 180 degrees (the pair the reader scores).
+    Whiteness is a per-pixel function, so the turned crop's is the whiteness turned; the blur
+    and what follows run on each (OpenCV's blur of a turned image is not its blur turned, to
+    the last bit)."""
+    w = _whiteness(crop_bgr)
+    return _whiteness_hog(cfg, w), _whiteness_hog(cfg, np.ascontiguousarray(w[::-1, ::-1]))
+
+
+def _whiteness(crop_bgr: np.ndarray) -> np.ndarray:
+    """L minus chroma of each pixel (float32)."""
+    lab = lab_of(crop_bgr)
+    return lab[..., 0] - np.hypot(lab[..., 1], lab[..., 2])
+
+
+def _whiteness_hog(cfg: Mapping, w: np.ndarray) -> np.ndarray:
+    """glyph_features from the crop's whiteness: blurred, stretched to 8 bits, HOG."""
     gc = cfg["glyph"]
     size = (int(gc["width"]), int(gc["height"]))
-    lab = lab_of(crop_bgr)
-    w = lab[..., 0] - np.hypot(lab[..., 1], lab[..., 2])
     blur = float(gc.get("blur_px", 0.0))
     if blur > 0:
         w = cv2.GaussianBlur(w, (0, 0), blur)
@@ -437,19 +480,28 @@ def not_tray_colour(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
     chromaticity change `shadow_chroma`: a cast shadow dims the tray and shifts its colour a little
     (the room's light is not the lamp's), a hand changes it. The sums over the three channels are
     written out: NumPy's reduction over a last axis of three costs ten times the arithmetic."""
+    return not_tray_colours(th, px, (ref,))[0]
+
+
+def not_tray_colours(th: Mapping, px: np.ndarray, refs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """not_tray_colour of the same pixels against each reference (each broadcasting against px),
+    the pixels' own terms worked out once."""
     px = px + 1.0
-    ref = ref + 1.0
     s_px = px[..., 0] + px[..., 1] + px[..., 2]
-    s_ref = ref[..., 0] + ref[..., 1] + ref[..., 2]
-    d = px / s_px[..., None]
-    d -= ref / s_ref[..., None]
-    np.abs(d, out=d)
-    dist = d[..., 0] + d[..., 1] + d[..., 2]
-    ratio = s_px / s_ref
-    chroma = float(th["chroma"])
-    if "shadow_below" in th:
-        chroma = np.where(ratio < float(th["shadow_below"]), float(th["shadow_chroma"]), chroma)
-    return (dist > chroma) | (ratio < float(th["dark"])) | (ratio > float(th["bright"]))
+    q_px = px / s_px[..., None]
+    out = []
+    for ref in refs:
+        ref = ref + 1.0
+        s_ref = ref[..., 0] + ref[..., 1] + ref[..., 2]
+        d = q_px - ref / s_ref[..., None]
+        np.abs(d, out=d)
+        dist = d[..., 0] + d[..., 1] + d[..., 2]
+        ratio = s_px / s_ref
+        chroma = float(th["chroma"])
+        if "shadow_below" in th:
+            chroma = np.where(ratio < float(th["shadow_below"]), float(th["shadow_chroma"]), chroma)
+        out.append((dist > chroma) | (ratio < float(th["dark"])) | (ratio > float(th["bright"])))
+    return out
 
 
 def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:
@@ -602,15 +654,24 @@ def seam_continuity(oc: Mapping, W: float, gx: np.ndarray, gy: np.ndarray) -> np
     span = min(b - a for a, b in thirds)
     kth = min(span - 1, max(0, int(round(q / 100.0 * (span - 1)))))  # the percentile as one partition
     out = []
-    for grad in (gy, gx.T):  # rows of gy are "x" lines; rows of gx transposed are "y" lines
-        lines = []
-        for k in (1, 2):
-            c = int(round((m + k * W) * ppm))
-            rows = grad[max(0, c - r): min(n, c + r + 1)]
-            band = np.stack([rows[:, a:a + span] for a, _ in thirds])  # (3, offsets, span)
-            low = np.partition(band, kth, axis=2)[..., kth]  # (3, offsets)
-            lines.append(float(low.min(axis=0).max()))
-        out.append(sorted(lines, reverse=True))
+    centres = [int(round((m + k * W) * ppm)) for k in (1, 2)]
+    if gx.shape == (n, n) and all(c - r >= 0 and c + r + 1 <= n for c in centres) and all(a + span <= n for a, _ in thirds):
+        # both lines of an orientation at once: (line, offset, third, along) for gy's rows and gx's columns
+        rows = np.array([np.arange(c - r, c + r + 1) for c in centres])
+        cols = np.array([np.arange(a, a + span) for a, _ in thirds])
+        for band in (gy[rows][:, :, cols], gx[cols][:, :, rows].transpose(2, 3, 0, 1)):
+            low = np.partition(band, kth, axis=3)[..., kth]  # (line, offset, third)
+            lines = np.maximum.reduce(np.minimum.reduce(low, axis=2), axis=1)  # weakest third, best offset
+            out.append(sorted(lines.tolist(), reverse=True))
+    else:
+        for grad in (gy, gx.T):  # rows of gy are "x" lines; rows of gx transposed are "y" lines
+            lines = []
+            for c in centres:
+                rows = grad[max(0, c - r): min(n, c + r + 1)]
+                band = np.stack([rows[:, a:a + span] for a, _ in thirds])  # (3, offsets, span)
+                low = np.partition(band, kth, axis=2)[..., kth]  # (3, offsets)
+                lines.append(float(low.min(axis=0).max()))
+            out.append(sorted(lines, reverse=True))
     scale = float(median_along(np.concatenate([gx.reshape(-1), gy.reshape(-1)]))) + 1.0
     (x1, x2), (y1, y2) = out
     return np.array([x1, x2, y1, y2, x1 - y1]) / scale
@@ -625,17 +686,27 @@ def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.nd
     """
     n = lab.shape[0]
     a0, a1 = int(round((m + 4) * ppm)), int(round(n - (m + 4) * ppm))
-    stripes = []  # colour along each stripe: "x" slots' two long edges, then "y" slots'
-    for img in (lab, np.transpose(lab, (1, 0, 2))):  # rows = "x" slots, then "y"
-        for s in range(3):
-            r0 = m + s * W
-            for lo, hi in ((r0 + 2, r0 + 6), (r0 + W - 6, r0 + W - 2)):
-                band = img[int(round(lo * ppm)):int(round(hi * ppm)), a0:a1]
-                stripes.append(np.add.reduce(band, axis=0) / band.shape[0])  # (its mean)
-    band = np.array(stripes)  # (12, length, 3)
-    dev = np.abs(band - np.expand_dims(median_along(band, axis=1), 1))
-    dev = dev[..., 0] + dev[..., 1] + dev[..., 2]  # (a sum over the last axis of three, written out: faster)
-    stats = np.stack([median_along(dev, axis=1), np.percentile(dev, 80, axis=1)], axis=1)  # (12, 2)
+    # the rows of each stripe: "x" slots' two long edges (as rows; "y" slots' are the same columns)
+    spans = [(int(round(lo * ppm)), int(round(hi * ppm))) for s in range(3)
+             for lo, hi in ((m + s * W + 2, m + s * W + 6), (m + s * W + W - 6, m + s * W + W - 2))]
+    if len({b - a for a, b in spans}) == 1 and spans[0][1] > spans[0][0]:
+        # colour along each stripe (its mean across): every stripe at once, "x" slots' then "y" slots'
+        rows = np.array([np.arange(a, b) for a, b in spans])  # (6, stripe width)
+        k = rows.shape[1]
+        band = np.concatenate([np.add.reduce(lab[rows, a0:a1], axis=1) / k,
+                               np.add.reduce(lab[a0:a1][:, rows], axis=2).transpose(1, 0, 2) / k])  # (12, length, 3)
+    else:
+        stripes = []
+        for img in (lab, np.transpose(lab, (1, 0, 2))):  # rows = "x" slots, then "y"
+            for a, b in spans:
+                part = img[a:b, a0:a1]
+                stripes.append(np.add.reduce(part, axis=0) / part.shape[0])  # (its mean)
+        band = np.array(stripes)  # (12, length, 3)
+    # each stripe's channels along its length, contiguous: the medians and deviations run along it
+    bt = np.ascontiguousarray(band.transpose(0, 2, 1))  # (12, 3, length)
+    dev = np.abs(bt - median_along(bt, axis=2)[..., None])
+    dev = dev[:, 0] + dev[:, 1] + dev[:, 2]  # (the sum over the three channels, written out: faster)
+    stats = np.stack([median_along(dev, axis=1), percentile_along(dev, 80, axis=1)], axis=1)  # (12, 2)
     vals = np.add.reduce(stats.reshape(2, 3, 2, 2), axis=2) / 2  # (orientation, slot, statistic): the two edges averaged
     out = [np.sort(vals[0, :, 0]), np.sort(vals[0, :, 1]), np.sort(vals[1, :, 0]), np.sort(vals[1, :, 1])]
     x_mad, x_p80, y_mad, y_p80 = out
