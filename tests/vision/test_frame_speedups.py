@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from vision import plane_height as ph
@@ -214,3 +215,130 @@ def test_the_marker_detector_skips_outlines_far_smaller_than_a_tray_marker():
     det = make_detector(default_config())
     assert abs(det.fast.getDetectorParameters().minMarkerPerimeterRate - 0.1) < 1e-9
     assert abs(make_detector({}).fast.getDetectorParameters().minMarkerPerimeterRate - 0.03) < 1e-9  # OpenCV's own
+
+
+def test_percentiles_and_long_medians_from_one_partition_are_numpys():
+    from vision.patch_features import median_along, percentile_along
+
+    rng = np.random.default_rng(11)
+    for shape, axis in (((12, 67), 1), ((12, 66), 1), ((97,), -1), ((3, 40, 2), 1), ((1,), -1)):
+        x = rng.normal(0, 30, shape).astype(np.float32)
+        for q in (0, 25, 40, 80, 99.5, 100):
+            got, want = percentile_along(x, q, axis), np.percentile(x, q, axis=axis)
+            assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype
+    for shape, axis in (((13800,), -1), ((2, 600), 1), ((600, 3), 0), ((3, 512, 2), 1)):
+        x = np.round(rng.normal(0, 30, shape)).astype(np.float32)  # (ties too)
+        assert np.array_equal(median_along(x, axis), np.median(x, axis=axis))
+
+
+def test_std_and_norm_rows_are_numpys():
+    from vision import patch_features as pf
+
+    rng = np.random.default_rng(12)
+    x = rng.normal(5, 20, (3, 2914)).astype(np.float32)
+    assert np.array_equal(pf._std1(x), x.std(axis=1))
+    v = rng.normal(0, 9, (3, 3))
+    assert np.array_equal(pf._norm1(v), np.linalg.norm(v, axis=1))
+    for d in (10.0, 20.0):  # a square root under d is a square under the least float32 whose root is d
+        s = pf._least_with_root(d)
+        sq = np.concatenate([rng.uniform(0, 2 * d * d, 20000).astype(np.float32),
+                             np.array([np.nextafter(s, np.float32(0)), s, np.nextafter(s, np.float32(1e9))])])
+        assert np.array_equal(np.sqrt(sq) < d, sq < s)
+
+
+def test_the_lab_table_is_the_lab_formula_for_every_colour():
+    from vision import top_level as tl
+
+    b, g, r = np.meshgrid(np.arange(0, 256, 3), np.arange(0, 256, 5), np.arange(256), indexing="ij")
+    img = np.stack([b, g, r], axis=-1).reshape(-1, 256, 3).astype(np.uint8)
+    want = cv2.cvtColor(img, cv2.COLOR_BGR2Lab) * tl._LAB_SCALE - tl._LAB_SHIFT
+    got = tl.lab_of(img)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_the_pixels_against_two_references_are_each_test():
+    from vision import top_level as tl
+
+    rng = np.random.default_rng(13)
+    th = {"chroma": 0.08, "dark": 0.3, "bright": 1.35, "shadow_below": 0.8, "shadow_chroma": 0.12}
+    px = rng.integers(0, 256, (4, 64, 3)).astype(np.float32)
+    ref = rng.uniform(20, 230, (4, 64, 3)).astype(np.float32)
+    table = np.array([90.0, 120.0, 140.0], np.float32)
+    a, b = tl.not_tray_colours(th, px, (ref, table))
+    assert np.array_equal(a, tl.not_tray_colour(th, px, ref))
+    assert np.array_equal(b, tl.not_tray_colour(th, px, np.broadcast_to(table, px.shape)))
+
+
+def test_indices_without_clipping_and_by_axis_are_the_clipped_ones_where_inside():
+    rng = np.random.default_rng(14)
+    pv = _view(rng)
+    zs = np.arange(7.5, 330, 5.0)
+    xs, ys = rng.uniform(40, 240, 6), rng.uniform(40, 240, 5)
+    pts = np.column_stack([rng.choice(xs, 200), rng.choice(ys, 200)])  # (points on a few lines, like the probes)
+    channel = rng.integers(0, 4, 200).astype(np.int32)
+    layout = (*np.unique(pts[:, 0], return_inverse=True), *np.unique(pts[:, 1], return_inverse=True))
+    layout = (layout[0], layout[1].reshape(-1), layout[2], layout[3].reshape(-1))
+    grid = (pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2])
+    for nadirs, czs in ((None, None), (pv.nadir + rng.normal(0, 5, (len(zs), 2)), pv.cam_z + rng.normal(0, 20, len(zs)))):
+        lift = ph._Lift(pv, pts, zs, nadirs, czs)
+        flat, inside = lift.index(grid, 4, channel)
+        loose, inside2 = lift.index(grid, 4, channel, clip=False)
+        axis, inside3 = lift.index_by_axis(grid, 4, channel, layout)
+        assert np.array_equal(inside, inside2) and np.array_equal(inside, inside3) and not inside.all()
+        assert np.array_equal(loose[inside], flat[inside]) and (loose[~inside] == 0).all()
+        assert np.array_equal(axis, loose)
+        assert np.array_equal(lift.on_sheet(), np.ones(inside.shape, bool))  # (no sheet set)
+
+
+def test_the_block_posterior_is_the_product_normalised_and_sorted():
+    from vision.reader import block_posterior
+
+    rng = np.random.default_rng(15)
+    for _ in range(200):
+        pc, pg = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(8) * 0.3)
+        pg[rng.integers(8)] = pg[rng.integers(8)]  # (ties)
+        out = [(f"{c}-{g}", float(pc[ci] * pg[gi])) for ci, c in enumerate(("red", "yellow", "green", "blue"))
+               for gi, g in enumerate(("1", "2", "3", "4", "draw2", "reverse", "skip"))]
+        out.append(("wild", float(pc[4] * pg[7])))
+        total = sum(p for _, p in out) or 1.0
+        assert block_posterior(pc, pg) == sorted(((n, p / total) for n, p in out), key=lambda t: -t[1])
+
+
+def test_the_tray_markers_found_round_where_they_lie_are_the_whole_frames(small_kit):
+    import json
+    from dataclasses import replace
+
+    from vision.kit import load_tray
+    from vision.reader import default_config
+    from vision.tray import detect_markers, make_detector
+
+    tray = load_tray(small_kit / "tray.json")
+    cfg = default_config()
+    fast = replace(make_detector(cfg), crop_search_noise=0.0)  # (every frame searched round its markers)
+    whole = replace(fast, crop_search=False)
+    searched = 0
+    for name in sorted(json.loads((small_kit / "labels.json").read_text())):
+        gray = cv2.cvtColor(cv2.imread(str(small_kit / "images" / name)), cv2.COLOR_BGR2GRAY)
+        for g in (gray, cv2.GaussianBlur(gray, (0, 0), 1.2), np.ascontiguousarray(gray[40:, 25:])):
+            a = {i: c for i, c in detect_markers(whole, g, tray.markers).items() if i in tray.markers}
+            b = detect_markers(fast, g, tray.markers)
+            assert a.keys() == b.keys() and all(np.array_equal(a[i], b[i]) for i in a)
+            searched += fast.crops.find(g, tray.markers) is not None
+    assert searched > 0
+
+
+def test_a_frames_readings_share_what_they_have_worked_out(small_kit, calibration):
+    import json
+
+    from vision import reader
+
+    pipe = reader.load_pipeline(calibration)
+    name = sorted(json.loads((small_kit / "labels.json").read_text()))[0]
+    img = cv2.imread(str(small_kit / "images" / name))
+    ctx = reader.frame_context(pipe, img)
+    first = reader.slot_evidence(pipe, ctx, img, 60.0, "x")
+    assert reader.slot_evidence(pipe, ctx, img, 60.0, "x") is first  # made once per frame
+    fresh = reader.slot_evidence(pipe, reader.FrameContext(ctx.registration, ctx.tray_bgr, ctx.gains), img, 60.0, "x")
+    assert fresh is not first and all(np.array_equal(getattr(fresh, f), getattr(first, f)) for f in ("p_occ", "p_col", "p_gly"))
+    other = img.copy()  # another frame (even the same pixels) is not this one
+    assert reader.slot_evidence(pipe, ctx, other, 60.0, "x") is not first
