@@ -272,6 +272,14 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     return models, report, cfg
 
 
+def register_for_learning(cfg: dict, tray, gray: np.ndarray, det) -> object:
+    """The tray's registration in a kit photo, from calibration.min_markers markers at least.
+    One marker places the camera well enough to read a frame, not to learn from it: its loose
+    tilt moves every crop a little (twin 5's one such photo cost twin 123 seven slots)."""
+    need = int(cfg["calibration"].get("min_markers", 2))
+    return register(merge(cfg, {"tray": {"min_markers": need}}), tray, gray, det)
+
+
 def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 0, overrides: dict | None = None) -> dict:
     """Learn everything the reader needs from a labelled kit and write it to `out`.
 
@@ -310,7 +318,7 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     skipped = []
     for name, img in images.items():
         try:
-            reg = register(cfg, kit.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), det)
+            reg = register_for_learning(cfg, kit.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), det)
         except TrayNotFound as exc:
             skipped.append((name, str(exc)))
             continue

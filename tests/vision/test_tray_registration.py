@@ -108,3 +108,19 @@ def test_one_marker_in_view_places_the_tray_when_the_focal_length_is_known():
     assert reg.marker_ids == (3,)
     centre = np.array([tray.tower_center])
     assert np.linalg.norm(reg.to_image(centre) - full.to_image(centre)) < 5.0
+
+
+def test_calibration_does_not_learn_from_a_photo_with_one_marker_in_view():
+    from vision.calibrate import register_for_learning
+
+    tray, img, _ = _frame(3)
+    cfg = _cfg()
+    full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    for i in (0, 1, 2):
+        corners = full.to_image(tray.markers[i])
+        c = corners.mean(axis=0)
+        cv2.circle(img, (int(c[0]), int(c[1])), int(np.linalg.norm(corners[0] - corners[2])), (120, 170, 220), -1)
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    assert register(cfg, tray, gray).marker_ids == (3,)  # read: yes
+    with pytest.raises(TrayNotFound, match="only 1 of the tray's 4 markers"):
+        register_for_learning(cfg, tray, gray, make_detector(cfg))  # learnt from: no
