@@ -122,25 +122,14 @@ class _Lift:
         if not clip:  # (inside: 0 <= i < n, one unsigned test; far off, the cast's INT_MIN is outside)
             inside = ci.view(np.uint32) < w
             inside &= ri.view(np.uint32) < h
-            ri *= w * channels
-            if channels != 1:
-                ci *= channels
-            ri += ci
-            if channel is not None:
-                ri += channel
-            ri *= inside
-            return ri, inside
+            flat = _flat_index(ri, ci, w, channels, channel)
+            flat *= inside
+            return flat, inside
         cc = np.clip(ci, 0, w - 1)  # (on these sizes one pass beats np.maximum and np.minimum)
         rc = np.clip(ri, 0, h - 1)
         inside = cc == ci
         inside &= rc == ri
-        rc *= w * channels
-        if channels != 1:
-            cc *= channels
-        rc += cc
-        if channel is not None:
-            rc += channel
-        return rc, inside
+        return _flat_index(rc, cc, w, channels, channel), inside
 
     def index_by_axis(self, grid: tuple, channels: int, channel: np.ndarray | None,
                       layout: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -194,6 +183,17 @@ class _Lift:
             y = n[:, 1, None] - pr
         x0, y0, x1, y1 = pv.sheet
         return (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+
+
+def _flat_index(r: np.ndarray, c: np.ndarray, w: int, channels: int, channel: np.ndarray | None) -> np.ndarray:
+    """Row and column (int32, reused in place) -> flat index into an (h, w, channels) array."""
+    r *= w * channels
+    if channels != 1:
+        c *= channels
+    r += c
+    if channel is not None:
+        r += channel
+    return r
 
 
 def colour_steps(img: np.ndarray, o: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,14 @@ def _cfg():
     return cfg
 
 
+def _cover(img, tray, reg, ids):
+    """Hands (flat discs of skin) over the markers `ids`, where registration reg sees them."""
+    for i in ids:
+        corners = reg.to_image(tray.markers[i])
+        c = corners.mean(axis=0)
+        cv2.circle(img, (int(c[0]), int(c[1])), int(np.linalg.norm(corners[0] - corners[2])), (120, 170, 220), -1)
+
+
 def test_camera_position_is_recovered_from_the_markers():
     tray, img, meta = _frame(1)
     reg = register(_cfg(), tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
@@ -36,10 +44,7 @@ def test_one_hidden_marker_still_registers_the_tray():
     tray, img, meta = _frame(2)
     cfg = _cfg()
     full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
-    corners = full.to_image(tray.markers[0])
-    c = corners.mean(axis=0)
-    r = int(np.linalg.norm(corners[0] - corners[2]))
-    cv2.circle(img, (int(c[0]), int(c[1])), r, (120, 170, 220), -1)  # a hand over marker 0
+    _cover(img, tray, full, (0,))  # a hand over marker 0
     reg = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
     assert 0 not in reg.marker_ids and len(reg.marker_ids) == 3
     assert np.linalg.norm(reg.camera.center - full.camera.center) < 15.0
@@ -81,10 +86,7 @@ def test_two_markers_under_hands_and_a_blurred_camera_still_register_the_tray(se
     tray, img, _ = _frame(seed)
     cfg = _cfg()
     full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
-    for i in (0, 1):
-        corners = full.to_image(tray.markers[i])
-        c = corners.mean(axis=0)
-        cv2.circle(img, (int(c[0]), int(c[1])), int(np.linalg.norm(corners[0] - corners[2])), (120, 170, 220), -1)
+    _cover(img, tray, full, (0, 1))
     gray = cv2.GaussianBlur(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), (0, 0), blur)
     reg = register(cfg, tray, gray)
     assert reg.marker_ids == (2, 3)
@@ -100,10 +102,7 @@ def test_one_marker_in_view_places_the_tray_when_the_focal_length_is_known():
     tray, img, _ = _frame(3)
     cfg = _cfg()
     full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
-    for i in (0, 1, 2):
-        corners = full.to_image(tray.markers[i])
-        c = corners.mean(axis=0)
-        cv2.circle(img, (int(c[0]), int(c[1])), int(np.linalg.norm(corners[0] - corners[2])), (120, 170, 220), -1)
+    _cover(img, tray, full, (0, 1, 2))
     reg = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
     assert reg.marker_ids == (3,)
     centre = np.array([tray.tower_center])
@@ -116,10 +115,7 @@ def test_calibration_does_not_learn_from_a_photo_with_one_marker_in_view():
     tray, img, _ = _frame(3)
     cfg = _cfg()
     full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
-    for i in (0, 1, 2):
-        corners = full.to_image(tray.markers[i])
-        c = corners.mean(axis=0)
-        cv2.circle(img, (int(c[0]), int(c[1])), int(np.linalg.norm(corners[0] - corners[2])), (120, 170, 220), -1)
+    _cover(img, tray, full, (0, 1, 2))
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     assert register(cfg, tray, gray).marker_ids == (3,)  # read: yes
     with pytest.raises(TrayNotFound, match="only 1 of the tray's 4 markers"):
