@@ -761,11 +761,6 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     stats[:, cv2.CC_STAT_AREA] = np.bincount(lab.ravel(), minlength=ncomp)
     lab8 = lab  # the blobs across the bridged strips: an arm's whole shape (`_palms`)
     lab = np.where(m.fg, lab, 0)
-    # of a blob's size, the bridged strips (the rim, a marker) are cells of nothing seen: a speck
-    # beside a marker or the rim takes their size, so what of it is seen must be
-    # `min_seen_mm2` at least too
-    seen_area = np.bincount(lab.ravel(), minlength=ncomp)
-    min_seen = float(hc.get("min_seen_mm2", 0.0)) / (g * g)
     if m.ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
         lab, stats = _with_ruffled(m.ruffled, lab, stats)
     blob = _Blobs(lab, m.xy)
@@ -787,7 +782,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     runs: list[tuple[np.ndarray, set[int]]] = []  # (edge cells, blobs they belong to)
     rim_runs: list[np.ndarray] = []  # the entries found at the rim alone
     for k in range(1, ncomp):
-        if stats[k, cv2.CC_STAT_AREA] < min_area or seen_area[k] < min_seen:
+        if stats[k, cv2.CC_STAT_AREA] < min_area:
             continue
         i, pts = blob(k)
         at = edge[i]
