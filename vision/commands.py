@@ -26,6 +26,14 @@ def register(groups) -> None:
     q.add_argument("images", nargs="+", help="image files")
     q.add_argument("--details", action="store_true", help="add confidences, hand sides and notes to each line")
     q.set_defaults(handler=_identify)
+    q = p.add_parser("overlay", help="draw what the pipeline saw on images into one picture",
+                     description="draw what the pipeline saw (markers, the top's slots and reading, the hand ring, "
+                                 "counted hands) on each image, side by side in one PNG")
+    q.add_argument("calibration", help="folder written by `stacko calibrate vision`")
+    q.add_argument("images", nargs="+", help="image files")
+    q.add_argument("--out", required=True, help="PNG file to write")
+    q.add_argument("--columns", type=int, default=3, help="images a row (default 3)")
+    q.set_defaults(handler=_overlay)
     q = p.add_parser("synthkit", help="render an independent synthetic kit (OpenCV, not the twin)",
                      description="render an independent synthetic kit (OpenCV, not the twin)")
     q.add_argument("out")
@@ -112,6 +120,35 @@ def _identify(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 out = {"image": path, "error": f"cannot read the image: {exc}"}
         print(json.dumps(out), flush=True)
+    return 0
+
+
+def _overlay(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.overlay import draw_overlay, overlay_sheet
+    from vision.reader import CalibrationMissing, load_pipeline, read_frame
+    from vision.tray import TrayNotFound
+
+    try:
+        pipe = load_pipeline(args.calibration)
+    except CalibrationMissing as exc:
+        return _err(str(exc))
+    tiles = []
+    for path in args.images:
+        img = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+        if img is None:
+            print(f"{path}: cannot read the image, left out", file=sys.stderr)
+            continue
+        try:
+            tiles.append(draw_overlay(pipe, img, read_frame(pipe, img)))
+        except (TrayNotFound, ValueError) as exc:
+            print(f"{path}: {exc}, left out", file=sys.stderr)
+    if not tiles:
+        return _err("none of the images could be read, so nothing was drawn")
+    if not cv2.imwrite(str(args.out), overlay_sheet(tiles, args.columns)):
+        return _err(f"cannot write {args.out}")
+    print(args.out)
     return 0
 
 

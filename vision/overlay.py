@@ -44,3 +44,15 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
     cv2.putText(out, label, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 3, cv2.LINE_AA)
     cv2.putText(out, label, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (255, 255, 255), 1, cv2.LINE_AA)
     return out
+
+
+def overlay_sheet(tiles: list[np.ndarray], columns: int) -> np.ndarray:
+    """Overlays side by side, `columns` a row (each scaled to the first's size, a short last row
+    filled with black): a few frames in one picture for the docs or a bug report."""
+    if not tiles:
+        raise ValueError("no frames to draw")
+    h, w = tiles[0].shape[:2]
+    cols = max(1, min(int(columns), len(tiles)))
+    cells = [t if t.shape[:2] == (h, w) else cv2.resize(t, (w, h), interpolation=cv2.INTER_AREA) for t in tiles]
+    cells += [np.zeros_like(cells[0])] * (-len(cells) % cols)
+    return np.vstack([np.hstack(cells[i:i + cols]) for i in range(0, len(cells), cols)])
