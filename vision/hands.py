@@ -969,15 +969,18 @@ def _palms(hc: Mapping, tray: Tray, m: HandMask, lab8: np.ndarray, comps: set[in
                 best, pair = small, (a, b)
     if pair is None:
         return ()
+    return tuple(_hand_look(hc, tray, spans[k][0], E, u) for k in pair)
+
+
+def _hand_look(hc: Mapping, tray: Tray, p: np.ndarray, E: np.ndarray, u: np.ndarray) -> tuple[float, tuple[float, float]]:
+    """One of two hands that share an entry E, from its own cells p (N, 2 tray mm): where it
+    comes from (entry_deg: from E away from its cells, or along the arm u when they lie too near
+    E to tell) and its tip, the cell nearest the tower's centre."""
     c = np.asarray(tray.tower_center, float)
-    out = []
-    for k in pair:
-        p = spans[k][0]
-        d = E - _mean0(p)
-        d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
-        tip = p[np.argmin(_cheb(p, c, 0.0))]
-        out.append((_entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
-    return tuple(out)
+    d = E - _mean0(p)
+    d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
+    tip = p[np.argmin(_cheb(p, c, 0.0))]
+    return _entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))
 
 
 def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray, u: np.ndarray,
@@ -1002,7 +1005,8 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
     share = float(hc.get("tone_share", 0.25))
     if len(idx) < 2 * least:
         return ()
-    L = np.log(m.px.reshape(-1, 3)[idx] + 4.0).mean(axis=1)
+    px = m.px.reshape(-1, 3)[idx]
+    L = np.log(px + 4.0).mean(axis=1)
     s = np.sort(L)
     n = len(s)
     cs = np.cumsum(s)
@@ -1014,21 +1018,15 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
     if hi_mean[b] - lo_mean[b] < gap or min(nlo, n - nlo) < max(least, share * n):
         return ()
     dark = L <= s[b]
-    if not all(_skin_coloured(hc, m.px.reshape(-1, 3)[idx[part]]) for part in (dark, ~dark)):
+    if not all(_skin_coloured(hc, px[part]) for part in (dark, ~dark)):
         return ()  # a sleeve, a block or a stain beside one hand
     xy = m.xy.reshape(-1, 2)
     c = np.asarray(tray.tower_center, float)
-    out = []
-    for part in (dark, ~dark):
-        i = idx[part]
-        if not _within_reach(hc, bool(near_tower[i].any()), float(_cheb(xy[i], c, tray.footprint_half).min()), True):
-            return ()
-        p = xy[i]
-        d = E - _mean0(p)
-        d = d / np.linalg.norm(d) if np.linalg.norm(d) >= float(hc["direction_min_mm"]) else u
-        tip = p[np.argmin(_cheb(p, c, 0.0))]
-        out.append((_entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))))
-    return tuple(out)
+    parts = [idx[part] for part in (dark, ~dark)]
+    if not all(_within_reach(hc, bool(near_tower[i].any()), float(_cheb(xy[i], c, tray.footprint_half).min()), True)
+               for i in parts):
+        return ()
+    return tuple(_hand_look(hc, tray, xy[i], E, u) for i in parts)
 
 
 def _skin_coloured(hc: Mapping, bgr: np.ndarray) -> bool:

@@ -31,15 +31,6 @@ def fine_homography(cfg: Mapping, tray, reg, z: float, orient: str, slot: int) -
     return tl.slot_patch_homography(cfg, tray, reg, z, orient, slot) @ S, (int(round(L * ppm)), int(round(W * ppm)))
 
 
-def _border_touching(mask: np.ndarray, margin: int) -> np.ndarray:
-    """The parts of a 0/1 mask whose blobs come within `margin` px of the border."""
-    n, lab = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
-    edge = np.zeros_like(mask, bool)
-    edge[:margin], edge[-margin:], edge[:, :margin], edge[:, -margin:] = True, True, True, True
-    touching = np.unique(lab[edge & (mask > 0)])
-    return np.isin(lab, touching[touching > 0])
-
-
 def block_parts(patch: np.ndarray, ppm: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """A colour block's fine patch split into body, light glyph field and glyph ink (bool masks),
     by each pixel's share of the body's own chroma (the field is light and colourless, the

@@ -146,11 +146,6 @@ def _mean1(x: np.ndarray, axis: int = 1) -> np.ndarray:
     return np.add.reduce(x, axis=axis, dtype=dt) / x.shape[axis]
 
 
-def _channel_sum(x: np.ndarray) -> np.ndarray:
-    """x (..., 3) summed over its last axis, written out (as x.sum(axis=-1), a tenth of the time)."""
-    return x[..., 0] + x[..., 1] + x[..., 2]
-
-
 def _stack_rows(labs: np.ndarray) -> np.ndarray:
     """The patches one above the other, each with its own mirrored border row above and below,
     so a 3x3 filter over the stack gives each patch what it alone would give."""

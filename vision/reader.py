@@ -271,11 +271,7 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     find the neighbour's glyph. `first`: the slot position the three start at (see
     top_level.slot_patches). `memo`: the frame's (FrameContext.memo), for glyphs read already."""
     glyphs = [_glyph(p, reg, img, z, orient, first + s, memo) for s in range(3)]
-    offsets = [g[0] for g in glyphs]
-    # (top_level.slot_cuts, with the glyphs' offsets found once)
-    nominal = tl.slot_patches(p.cfg, p.tray, reg, img, z, orient, first=first)
-    again = {s: tl.slot_patch(p.cfg, p.tray, reg, img, z, orient, first + s, offsets[s])
-             for s in tl.moved_slots(p.cfg, offsets)}
+    nominal, _, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first, [g[0] for g in glyphs])
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats = pf.color_features(labs)
     col = feats[:3].copy()

@@ -334,14 +334,16 @@ def moved_slots(cfg: Mapping, offsets: Sequence[tuple[float, float]]) -> list[in
     return [s for s, (dx, dy) in enumerate(offsets) if (dx, dy) != (0.0, 0.0) and np.hypot(dx, dy) >= least]
 
 
-def slot_cuts(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float,
-              orient: str, first: int = 0) -> tuple[list[np.ndarray], list[tuple[float, float]], dict[int, np.ndarray]]:
+def slot_cuts(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, first: int = 0,
+              offsets: Sequence[tuple[float, float]] | None = None
+              ) -> tuple[list[np.ndarray], list[tuple[float, float]], dict[int, np.ndarray]]:
     """Where a level's slots are read, as the reader and calibration both cut them: the three
-    nominal patches (occupancy), each slot's glyph offset (the glyph crop), and, per slot whose
-    glyph lies off it (`moved_slots`), its colour patch cut again round the glyph. `first`: as
-    for slot_patches."""
+    nominal patches (occupancy), each slot's glyph offset (the glyph crop; `offsets` when the
+    caller found them already), and, per slot whose glyph lies off it (`moved_slots`), its
+    colour patch cut again round the glyph. `first`: as for slot_patches."""
     nominal = slot_patches(cfg, tray, reg, img, z, orient, first=first)
-    offsets = [glyph_offset(cfg, tray, reg, img, z, orient, first + s) for s in range(3)]
+    if offsets is None:
+        offsets = [glyph_offset(cfg, tray, reg, img, z, orient, first + s) for s in range(3)]
     again = {s: slot_patch(cfg, tray, reg, img, z, orient, first + s, offsets[s]) for s in moved_slots(cfg, offsets)}
     return nominal, offsets, again
 
