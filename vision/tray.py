@@ -59,6 +59,8 @@ class MarkerFinder:
     thorough_below: int
     crop_search: bool = True  # the fast detector's tray markers found round where they lie (_CropSearch)
     crop_search_noise: float = 0.4  # ... on frames at least this grainy (_CropSearch.grain)
+    rescue: cv2.aruco.ArucoDetector | None = None  # a missing marker looked for where the others place it
+    rescue_upscale_below_px: float = 60.0  # ... its crop doubled in size when the marker is smaller than this
 
     @cached_property
     def crops(self) -> "_CropSearch":
@@ -86,8 +88,12 @@ def make_detector(cfg: Mapping) -> MarkerFinder:
     a = cfg.get("aruco", {})
     fast = _aruco_detector(a, int(a.get("win_min", 5)), int(a.get("win_max", 21)), int(a.get("win_step", 16)))
     tw = a.get("thorough_windows", [3, 23, 10])
+    rw = a.get("rescue_windows")
+    rescue = _aruco_detector({**a, "min_perimeter_rate": a.get("rescue_min_perimeter_rate", 0.05)},
+                             int(rw[0]), int(rw[1]), int(rw[2])) if rw else None
     return MarkerFinder(fast, _aruco_detector(a, int(tw[0]), int(tw[1]), int(tw[2])), int(a.get("thorough_below", 0)),
-                        bool(a.get("crop_search", True)), float(a.get("crop_search_noise", 0.4)))
+                        bool(a.get("crop_search", True)), float(a.get("crop_search_noise", 0.4)),
+                        rescue, float(a.get("rescue_upscale_below_px", 60.0)))
 
 
 def _detect(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[int, np.ndarray]:
@@ -111,7 +117,83 @@ def detect_markers(finder: MarkerFinder, gray: np.ndarray, wanted: Collection[in
     if sum(i in found for i in wanted) < finder.thorough_below:
         for i, c in _detect(finder.thorough, gray).items():
             found.setdefault(i, c)
+    if finder.rescue is not None and isinstance(wanted, Mapping):
+        found.update(_rescued(finder, gray, wanted, found))
     return found
+
+
+def _rescued(finder: MarkerFinder, gray: np.ndarray, wanted: Mapping[int, np.ndarray],
+             found: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """The wanted markers still missing, found in a crop round where the markers found place them.
+
+    A small, dark, grainy marker far from the camera can be missed by every threshold window the
+    whole-frame detectors use (synthetic 707/0054: the two markers left, on one side of the tray,
+    placed the camera 90 mm off and the top a slot over). In a crop round its place, with wider
+    windows and the crop doubled in size, it is read. A hit counts only with its own id, once,
+    its centre within a marker's side of where it should be."""
+    ids = [i for i in found if i in wanted]
+    if not ids or len(ids) == len(wanted):
+        return {}
+    obj = np.concatenate([np.asarray(wanted[i], np.float64) for i in ids])
+    img = np.concatenate([np.asarray(found[i], np.float64) for i in ids])
+    H, _ = cv2.findHomography(obj, img, 0)
+    if H is None:
+        return {}
+    h, w = gray.shape[:2]
+    out: dict[int, np.ndarray] = {}
+    for i in wanted:
+        if i in found:
+            continue
+        q = cv2.perspectiveTransform(np.asarray(wanted[i], np.float64).reshape(-1, 1, 2), H).reshape(4, 2)
+        if not np.isfinite(q).all():
+            continue
+        c = q.mean(axis=0)
+        side = float(np.linalg.norm(q[0] - q[2])) / np.sqrt(2.0)
+        if not (0 <= c[0] < w and 0 <= c[1] < h) or not 4 <= side <= max(h, w):
+            continue  # (beyond the frame, or a place one marker's corners cannot tell)
+        m = side * (1.0 if len(ids) > 1 else 2.0)  # one marker places the others less surely
+        x0, y0 = max(0, int(q[:, 0].min() - m)), max(0, int(q[:, 1].min() - m))
+        x1, y1 = min(w, int(q[:, 0].max() + m) + 1), min(h, int(q[:, 1].max() + m) + 1)
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            continue
+        crop = gray[y0:y1, x0:x1]
+        if not _looks_like_a_marker(crop, np.asarray(wanted[i], np.float64), H, (x0, y0)):
+            continue
+        s = 2.0 if side < finder.rescue_upscale_below_px else 1.0
+        if s != 1.0:
+            crop = cv2.resize(crop, None, fx=s, fy=s, interpolation=cv2.INTER_CUBIC)
+        hits = [q2 / s + np.array([x0, y0], np.float64) + (0.5 / s - 0.5 if s != 1.0 else 0.0)
+                for q2, j in _detect_all(finder.rescue, crop) if j == i]
+        if len(hits) == 1 and np.linalg.norm(hits[0].mean(axis=0) - c) < side:
+            out[i] = hits[0]
+    return out
+
+
+def _looks_like_a_marker(crop: np.ndarray, quad_mm: np.ndarray, H: np.ndarray, at: tuple[int, int],
+                        dark_share: tuple[float, float] = (0.25, 0.9)) -> bool:
+    """Whether the place where a marker should be could show one: a marker is black and white,
+    so the middle of its place holds pixels darker than half the sheet round it (its border,
+    half its cells: 0.4-0.72 of them on marker places read in the synthetic kits), but not only
+    such pixels (a dark hand, a shadow or a block over it: the detector would find nothing)."""
+    c = quad_mm.mean(axis=0)
+    inner = cv2.perspectiveTransform(((quad_mm - c) * 0.8 + c).reshape(-1, 1, 2), H).reshape(4, 2) - at
+    outer = cv2.perspectiveTransform(((quad_mm - c) * 1.6 + c).reshape(-1, 1, 2), H).reshape(4, 2) - at
+    mi = np.zeros(crop.shape[:2], np.uint8)
+    mo = np.zeros(crop.shape[:2], np.uint8)
+    cv2.fillConvexPoly(mi, np.round(inner).astype(np.int32), 1)
+    cv2.fillConvexPoly(mo, np.round(outer).astype(np.int32), 1)
+    vi, vo = crop[mi > 0], crop[(mo > 0) & (mi == 0)]
+    if vi.size < 4 or vo.size < 4:
+        return True  # too small to tell: let the detector look
+    dark = float(np.mean(vi < 0.5 * np.percentile(vo, 75)))
+    return dark_share[0] <= dark <= dark_share[1]
+
+
+def _detect_all(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    corners, ids, _ = detector.detectMarkers(gray)
+    if ids is None:
+        return []
+    return [(c.reshape(4, 2).astype(np.float64), int(j)) for c, j in zip(corners, ids.reshape(-1))]
 
 
 class _CropSearch:

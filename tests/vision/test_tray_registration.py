@@ -120,3 +120,60 @@ def test_calibration_does_not_learn_from_a_photo_with_one_marker_in_view():
     assert register(cfg, tray, gray).marker_ids == (3,)  # read: yes
     with pytest.raises(TrayNotFound, match="only 1 of the tray's 4 markers"):
         register_for_learning(cfg, tray, gray, make_detector(cfg))  # learnt from: no
+
+
+def _dim_and_grainy(gray: np.ndarray, quad: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The frame with the place round one marker blurred, darkened and grainy: a marker far from
+    the lamp, small in a noisy camera."""
+    side = float(np.linalg.norm(quad[0] - quad[2])) / np.sqrt(2.0)
+    x0, y0 = (quad.min(axis=0) - 0.7 * side).astype(int)
+    x1, y1 = (quad.max(axis=0) + 0.7 * side).astype(int)
+    out = gray.astype(np.float32)
+    patch = cv2.GaussianBlur(out[y0:y1, x0:x1], (0, 0), 1.5) * 0.45
+    out[y0:y1, x0:x1] = patch + np.random.default_rng(seed).normal(0, 8, patch.shape)
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def test_a_dim_grainy_marker_missed_in_the_whole_frame_is_found_where_the_others_place_it():
+    from dataclasses import replace
+    from vision.tray import detect_markers
+    tray, img, _ = _frame(1)
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    cfg = _cfg()
+    clean = register(cfg, tray, gray)
+    dim = _dim_and_grainy(gray, clean.to_image(tray.markers[0]))
+    finder = make_detector(cfg)
+    assert 0 not in detect_markers(replace(finder, rescue=None), dim, tray.markers)  # the frame's own detectors miss it
+    found = detect_markers(finder, dim, tray.markers)
+    assert 0 in found
+    assert np.abs(found[0] - clean.to_image(tray.markers[0])).max() < 3.0
+    assert register(cfg, tray, dim).marker_ids == (0, 1, 2, 3)
+
+
+def test_a_marker_found_again_in_its_crop_has_the_corners_the_whole_frame_gives():
+    from vision.tray import _rescued, detect_markers
+    tray, img, _ = _frame(2)
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    finder = make_detector(_cfg())
+    every = detect_markers(finder, gray, tray.markers)
+    others = {i: c for i, c in every.items() if i != 2}
+    again = _rescued(finder, gray, tray.markers, others)
+    assert set(again) == {2}
+    assert np.abs(again[2] - every[2]).max() < 0.6
+
+
+def test_a_hand_over_a_marker_is_not_searched_again(monkeypatch):
+    import vision.tray as tray_module
+    from vision.tray import _rescued, detect_markers
+    tray, img, _ = _frame(2)
+    cfg = _cfg()
+    full = register(cfg, tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    _cover(img, tray, full, (1,))
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    finder = make_detector(cfg)
+    found = detect_markers(finder, gray, tray.markers)
+    assert 1 not in found and len(found) == 3
+    looked = []
+    monkeypatch.setattr(tray_module, "_detect_all", lambda det, crop: looked.append(crop.shape) or [])
+    assert _rescued(finder, gray, tray.markers, found) == {}
+    assert looked == []  # a place of one skin colour holds no black and white marker
