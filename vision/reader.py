@@ -288,6 +288,8 @@ class SlotEvidence:
     p_occ: np.ndarray
     p_col: np.ndarray
     p_gly: np.ndarray
+    # the three BGR patches the colour was read from (for `two_coloured_slots`); None: not kept
+    patches: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
@@ -299,7 +301,7 @@ def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
 
 def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                    first: int = 0) -> SlotEvidence:
-    _, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
+    patches, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
     g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
@@ -311,7 +313,37 @@ def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
         bare = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains,
                                      first)
         p_occ = np.where(bare > th, np.minimum(p_occ, 1.0 - bare), p_occ)
-    return SlotEvidence(p_occ, p_col, p_gly)
+    return SlotEvidence(p_occ, p_col, p_gly, tuple(patches))
+
+
+def two_coloured_slots(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading], gains: np.ndarray) -> list[int]:
+    """The slots read as a block whose two ends are surely two different block colours.
+
+    A block is one colour from end to end. A lone block laid across the top, seen from straight
+    above, lets the level below show through the empty part of the face: read in the other
+    orientation, the level below's blocks come out whole and surely, glyphs and all (synthetic
+    707/0013, 404/0073), but each such slot holds a third of the lone block at one end. The ends
+    (`decision.end_mm` of each) are classified by the colour model alone; both sure
+    (`decision.two_colours_sure`) of two different colours flags the reading. A hand over an end
+    is seldom surely a block colour."""
+    dc = p.cfg["decision"]
+    sure = float(dc.get("two_colours_sure", 0.0))
+    if sure <= 0 or ev.patches is None or p.models.get("color") is None:
+        return []
+    held = [s for s, r in enumerate(slots) if r.block is not None]
+    if not held:
+        return []
+    w = ev.patches[0].shape[1]
+    e = max(2, int(round(w * float(dc.get("end_mm", 18.0)) / float(p.tray.block_mm[0]))))
+    ends = [end for s in held for end in (ev.patches[s][:, :e], ev.patches[s][:, -e:])]
+    pc = _class_probs(p.models["color"], pf.color_features(pf.patch_labs(ends, gains)), COLOR_CLASSES)
+    out = []
+    for k, s in enumerate(held):
+        a, b = pc[2 * k], pc[2 * k + 1]
+        ia, ib = int(np.argmax(a)), int(np.argmax(b))
+        if ia != ib and a[ia] >= sure and b[ib] >= sure and COLOR_CLASSES[ia] != "wild" and COLOR_CLASSES[ib] != "wild":
+            out.append(s)
+    return out
 
 
 def occupancy_with_glyph(dc: Mapping, p_occ: np.ndarray, p_col: np.ndarray, p_gly: np.ndarray) -> np.ndarray:
@@ -566,6 +598,22 @@ def _height_for(reg0: Registration, reg: Registration, z: float) -> float:
     return z * c0 / c
 
 
+def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                       gains: np.ndarray) -> tuple[str, SlotEvidence, tuple[SlotReading, ...]] | None:
+    """For a reading with a slot of two colours (two_coloured_slots): the other orientation at
+    the same height, kept when it reads a block and no slot of two colours. Seen from above, a
+    lone block across the top lets the level below show through the rest of the face; read in
+    the level below's orientation, its blocks come out whole but each holds an end of the lone
+    block. Read across, the lone block is one colour and the rest reads empty. (On the kits, the
+    other orientation of the correct readings flagged this way read no block at all.)"""
+    other = "x" if orient == "y" else "y"
+    ev = slot_evidence(p, ctx, img, z, other)
+    if not reads_a_block(p, ev):
+        return None
+    slots = slot_readings(p, ev)
+    return None if two_coloured_slots(p, ev, slots, gains) else (other, ev, slots)
+
+
 def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
     """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen.
 
@@ -597,8 +645,17 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         if moved is not None:
             first, ev = moved
     slots = slot_readings(p, ev)
+    two = two_coloured_slots(p, ev, slots, gains)
+    if two and first == 0:
+        across = _lone_block_across(p, ctx, img, z, orient, gains)
+        if across is not None:
+            orient, ev, slots = across
+            o_conf, two = 1.0 - o_conf, []
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, _height_for(reg0, reg, z), p.background, gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, o_conf)
+    if two:
+        uncertain = True
+        note = "; ".join(x for x in (note, "slot " + ", ".join(map(str, two)) + " shows two colours: not one block") if x)
     if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
         uncertain, note = True, "; ".join(x for x in (note, "no block seen on the top") if x)
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)

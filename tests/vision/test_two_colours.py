@@ -1,0 +1,78 @@
+"""A block is one colour from end to end: a slot whose two ends show two block colours is not one
+block, and a reading with one is never given as sure. Seen from above, a lone block across the
+top lets the level below show through; read in the level below's orientation, those blocks come
+out whole, each with an end of the lone block: read across, the lone block is the top."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+import vision.reader as reader
+from vision.reader import load_pipeline, read_frame, slot_evidence, slot_readings, two_coloured_slots
+
+LONE_RED_ONE = "0015.png"  # small kit: a lone red-1 along y, the level below across it
+
+
+def _names(slots) -> list:
+    return [None if s.block is None else str(s.block) for s in slots]
+
+
+def _read_the_wrong_way_first(monkeypatch, orientation: str):
+    """The orientation stage made to choose `orientation` (as the face pattern and the level
+    below's whole blocks can make it choose)."""
+    def wrong(p, ctx, img, z, need_block=False):
+        return orientation, slot_evidence(p, ctx, img, z, orientation), 0.9
+    monkeypatch.setattr(reader, "read_top", wrong)
+
+
+@pytest.fixture
+def lone(calibration, small_kit):
+    labels = json.loads((small_kit / "labels.json").read_text())
+    assert labels[LONE_RED_ONE]["slots"] == ["red-1", None, None] and labels[LONE_RED_ONE]["orientation"] == "y"
+    return load_pipeline(calibration), cv2.imread(str(small_kit / "images" / LONE_RED_ONE))
+
+
+def test_a_lone_block_read_in_the_level_below_orientation_is_read_across_again(lone, monkeypatch):
+    pipe, img = lone
+    _read_the_wrong_way_first(monkeypatch, "x")
+    reading = read_frame(pipe, img).reading
+    assert reading.orientation == "y"
+    assert _names(reading.slots) == ["red-1", None, None]
+    assert reading.uncertain  # the orientation evidence was against it: the referee is told
+
+
+def test_without_the_colour_check_the_level_below_is_read_as_the_top(lone, monkeypatch):
+    pipe, img = lone
+    _read_the_wrong_way_first(monkeypatch, "x")
+    pipe.cfg["decision"]["two_colours_sure"] = 0.0
+    reading = read_frame(pipe, img).reading
+    assert reading.orientation == "x" and any(s.block is not None for s in reading.slots)
+
+
+def test_a_slot_of_two_colours_that_cannot_be_read_across_is_reported_unsure(lone, monkeypatch):
+    pipe, img = lone
+    _read_the_wrong_way_first(monkeypatch, "x")
+    monkeypatch.setattr(reader, "_lone_block_across", lambda *a: None)
+    reading = read_frame(pipe, img).reading
+    assert reading.orientation == "x"
+    assert reading.uncertain and "two colours" in reading.note
+
+
+def test_a_whole_block_is_one_colour_and_half_of_two_blocks_is_two(calibration, small_kit):
+    pipe = load_pipeline(calibration)
+    img = cv2.imread(str(small_kit / "images" / "0020.png"))  # red-2, blue-1, yellow-1 along x
+    res = read_frame(pipe, img)
+    assert _names(res.reading.slots) == ["red-2", "blue-1", "yellow-1"]
+    ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")), {})
+    ev = slot_evidence(pipe, ctx, img, res.z_top, "x")
+    slots = slot_readings(pipe, ev)
+    assert two_coloured_slots(pipe, ev, slots, ctx.gains) == []
+    red, blue, yellow = ev.patches
+    half = red.shape[1] // 2
+    mixed = np.concatenate([red[:, :half], blue[:, half:]], axis=1)  # a red end and a blue end
+    ev2 = reader.SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, (red, mixed, yellow))
+    assert two_coloured_slots(pipe, ev2, slots, ctx.gains) == [1]
