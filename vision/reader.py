@@ -262,7 +262,8 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
 
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray,
                   first: int = 0, memo: dict | None = None):
-    """Per slot: the rectified patch, colour, glyph (as laid and turned 180 degrees) and occupancy features.
+    """Per slot: the colour patch (8-bit Lab after colour constancy), colour, glyph (as laid and
+    turned 180 degrees) and occupancy features.
 
     Each slot's glyph is found first; the colour patch of a slot whose glyph lies off the slot is
     cut again round it (`top_level.slot_cuts`): a played top can lie half a slot across, and a
@@ -276,9 +277,10 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     feats = pf.color_features(labs)
     col = feats[:3].copy()
     col[list(again)] = feats[3:]
-    patches = [again.get(s, nominal[s]) for s in range(3)]
+    col_labs = labs[:3].copy()
+    col_labs[list(again)] = labs[3:]
     gly = [f for g in glyphs for f in g[1]]  # each slot's glyph as laid, then turned
-    return patches, col, np.array(gly), pf.occupancy_features(p.cfg, labs[:3], feats[:3])
+    return col_labs, col, np.array(gly), pf.occupancy_features(p.cfg, labs[:3], feats[:3])
 
 
 @dataclass(frozen=True)
@@ -288,8 +290,8 @@ class SlotEvidence:
     p_occ: np.ndarray
     p_col: np.ndarray
     p_gly: np.ndarray
-    # the three BGR patches the colour was read from (for `two_coloured_slots`); None: not kept
-    patches: tuple | None = field(default=None, compare=False, repr=False)
+    # (3, h, w, 3) 8-bit Lab of the patches the colour was read from (for `two_coloured_slots`)
+    labs: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
@@ -301,7 +303,7 @@ def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
 
 def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                    first: int = 0) -> SlotEvidence:
-    patches, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
+    labs, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
     g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
@@ -313,10 +315,10 @@ def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
         bare = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains,
                                      first)
         p_occ = np.where(bare > th, np.minimum(p_occ, 1.0 - bare), p_occ)
-    return SlotEvidence(p_occ, p_col, p_gly, tuple(patches))
+    return SlotEvidence(p_occ, p_col, p_gly, labs)
 
 
-def two_coloured_slots(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading], gains: np.ndarray) -> list[int]:
+def two_coloured_slots(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> list[int]:
     """The slots read as a block whose two ends are surely two different block colours.
 
     A block is one colour from end to end. A lone block laid across the top, seen from straight
@@ -328,15 +330,15 @@ def two_coloured_slots(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReadin
     is seldom surely a block colour."""
     dc = p.cfg["decision"]
     sure = float(dc.get("two_colours_sure", 0.0))
-    if sure <= 0 or ev.patches is None or p.models.get("color") is None:
+    if sure <= 0 or ev.labs is None or p.models.get("color") is None:
         return []
     held = [s for s, r in enumerate(slots) if r.block is not None]
     if not held:
         return []
-    w = ev.patches[0].shape[1]
+    w = ev.labs.shape[2]
     e = max(2, int(round(w * float(dc.get("end_mm", 18.0)) / float(p.tray.block_mm[0]))))
-    ends = [end for s in held for end in (ev.patches[s][:, :e], ev.patches[s][:, -e:])]
-    pc = _class_probs(p.models["color"], pf.color_features(pf.patch_labs(ends, gains)), COLOR_CLASSES)
+    ends = np.stack([end for s in held for end in (ev.labs[s][:, :e], ev.labs[s][:, -e:])])
+    pc = _class_probs(p.models["color"], pf.color_features(ends), COLOR_CLASSES)
     out = []
     for k, s in enumerate(held):
         a, b = pc[2 * k], pc[2 * k + 1]
@@ -598,8 +600,8 @@ def _height_for(reg0: Registration, reg: Registration, z: float) -> float:
     return z * c0 / c
 
 
-def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
-                       gains: np.ndarray) -> tuple[str, SlotEvidence, tuple[SlotReading, ...]] | None:
+def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
+                       orient: str) -> tuple[str, SlotEvidence, tuple[SlotReading, ...]] | None:
     """For a reading with a slot of two colours (two_coloured_slots): the other orientation at
     the same height, kept when it reads a block and no slot of two colours. Seen from above, a
     lone block across the top lets the level below show through the rest of the face; read in
@@ -611,7 +613,7 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     if not reads_a_block(p, ev):
         return None
     slots = slot_readings(p, ev)
-    return None if two_coloured_slots(p, ev, slots, gains) else (other, ev, slots)
+    return None if two_coloured_slots(p, ev, slots) else (other, ev, slots)
 
 
 def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
@@ -645,9 +647,9 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         if moved is not None:
             first, ev = moved
     slots = slot_readings(p, ev)
-    two = two_coloured_slots(p, ev, slots, gains)
+    two = two_coloured_slots(p, ev, slots)
     if two and first == 0:
-        across = _lone_block_across(p, ctx, img, z, orient, gains)
+        across = _lone_block_across(p, ctx, img, z, orient)
         if across is not None:
             orient, ev, slots = across
             o_conf, two = 1.0 - o_conf, []

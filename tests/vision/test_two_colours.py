@@ -70,9 +70,9 @@ def test_a_whole_block_is_one_colour_and_half_of_two_blocks_is_two(calibration, 
     ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")), {})
     ev = slot_evidence(pipe, ctx, img, res.z_top, "x")
     slots = slot_readings(pipe, ev)
-    assert two_coloured_slots(pipe, ev, slots, ctx.gains) == []
-    red, blue, yellow = ev.patches
+    assert two_coloured_slots(pipe, ev, slots) == []
+    red, blue, yellow = ev.labs
     half = red.shape[1] // 2
     mixed = np.concatenate([red[:, :half], blue[:, half:]], axis=1)  # a red end and a blue end
-    ev2 = reader.SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, (red, mixed, yellow))
-    assert two_coloured_slots(pipe, ev2, slots, ctx.gains) == [1]
+    ev2 = reader.SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, np.stack([red, mixed, yellow]))
+    assert two_coloured_slots(pipe, ev2, slots) == [1]
