@@ -7,7 +7,7 @@ import numpy as np
 
 from vision import top_level as tl
 from vision.hands import hand_ring
-from vision.reader import FrameResult, Pipeline
+from vision.reader import FrameResult, Pipeline, frame_context, height_seen_by
 
 
 def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
@@ -31,14 +31,17 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
         text = slot.block.name if slot.block else "empty"
         cv2.putText(out, text, (int(c[0]) - 20, int(c[1]) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (0, 0, 0), 3, cv2.LINE_AA)
         cv2.putText(out, text, (int(c[0]) - 20, int(c[1]) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (255, 255, 255), 1, cv2.LINE_AA)
-    tray_bgr = tl.tray_color(p.cfg, tray, reg, img)
-    ring = hand_ring(p.cfg, tray, reg, img, tray_bgr, res.z_top, p.background, tl.color_gains(p.cfg, tray_bgr))
+    # the hands are found through the markers' own camera (as read_frame finds them)
+    reg0 = frame_context(p, img).registration
+    tray_bgr = tl.tray_color(p.cfg, tray, reg0, img)
+    ring = hand_ring(p.cfg, tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, res.z_top), p.background,
+                     tl.color_gains(p.cfg, tray_bgr))
     z = ring.z
-    uv = reg.to_image(ring.pts, z)
+    uv = reg0.to_image(ring.pts, z)
     for (u, v), f, ok in zip(uv, ring.fg, ring.valid):
         cv2.circle(out, (int(u), int(v)), 1, ((0, 0, 255) if f else (255, 128, 0)) if ok else (128, 128, 128), -1)
     for h in r.hands:
-        t = reg.to_image(np.array([h.tip_mm]), z)[0]
+        t = reg0.to_image(np.array([h.tip_mm]), z)[0]
         cv2.drawMarker(out, (int(t[0]), int(t[1])), (255, 0, 255), cv2.MARKER_CROSS, 14, 2)
     label = f"{r.orientation}  z={res.z_top:.0f}mm  hands={len(r.hands)}" + ("  UNSURE" if r.uncertain else "")
     cv2.putText(out, label, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 3, cv2.LINE_AA)

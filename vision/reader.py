@@ -585,7 +585,7 @@ def _better_focal(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameCo
     return best
 
 
-def _height_for(reg0: Registration, reg: Registration, z: float) -> float:
+def height_seen_by(reg0: Registration, reg: Registration, z: float) -> float:
     """The height at which the markers' own camera (reg0) sees the top face as large as the
     focal search's camera (reg) sees it at z: the hands are placed through the markers' camera.
 
@@ -653,7 +653,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         if across is not None:
             orient, ev, slots = across
             o_conf, two = 1.0 - o_conf, []
-    hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, _height_for(reg0, reg, z), p.background, gains, p.hand_grid)
+    hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, o_conf)
     if two:
         uncertain = True
