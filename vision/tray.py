@@ -61,6 +61,7 @@ class MarkerFinder:
     crop_search_noise: float = 0.4  # ... on frames at least this grainy (_CropSearch.grain)
     rescue: cv2.aruco.ArucoDetector | None = None  # a missing marker looked for where the others place it
     rescue_upscale_below_px: float = 60.0  # ... its crop doubled in size when the marker is smaller than this
+    rescue_below: int = 3  # ... only when fewer than this many of the tray's markers are found
 
     @cached_property
     def crops(self) -> "_CropSearch":
@@ -93,7 +94,7 @@ def make_detector(cfg: Mapping) -> MarkerFinder:
                              int(rw[0]), int(rw[1]), int(rw[2])) if rw else None
     return MarkerFinder(fast, _aruco_detector(a, int(tw[0]), int(tw[1]), int(tw[2])), int(a.get("thorough_below", 0)),
                         bool(a.get("crop_search", True)), float(a.get("crop_search_noise", 0.4)),
-                        rescue, float(a.get("rescue_upscale_below_px", 60.0)))
+                        rescue, float(a.get("rescue_upscale_below_px", 60.0)), int(a.get("rescue_below", 3)))
 
 
 def _detect(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[int, np.ndarray]:
@@ -117,7 +118,7 @@ def detect_markers(finder: MarkerFinder, gray: np.ndarray, wanted: Collection[in
     if sum(i in found for i in wanted) < finder.thorough_below:
         for i, c in _detect(finder.thorough, gray).items():
             found.setdefault(i, c)
-    if finder.rescue is not None and isinstance(wanted, Mapping):
+    if finder.rescue is not None and isinstance(wanted, Mapping) and sum(i in found for i in wanted) < finder.rescue_below:
         found.update(_rescued(finder, gray, wanted, found))
     return found
 
@@ -129,7 +130,8 @@ def _rescued(finder: MarkerFinder, gray: np.ndarray, wanted: Mapping[int, np.nda
     A small, dark, grainy marker far from the camera can be missed by every threshold window the
     whole-frame detectors use (synthetic 707/0054: the two markers left, on one side of the tray,
     placed the camera 90 mm off and the top a slot over). In a crop round its place, with wider
-    windows and the crop doubled in size, it is read. A hit counts only with its own id, once,
+    windows and the crop doubled in size, it is read. (Only with fewer than `rescue_below` found:
+    three markers place the camera well, and most frames missing one have it under a hand.) A hit counts only with its own id, once,
     its centre within a marker's side of where it should be."""
     ids = [i for i in found if i in wanted]
     if not ids or len(ids) == len(wanted):
