@@ -118,19 +118,27 @@ CHILD = textwrap.dedent("""
     m = store.new_match(["Ana", "Ben"])
     r = store.new_round(m)
     print(m, flush=True)
-    i = 0
-    while True:
-        i += 1
+    for i, _ in enumerate(sys.stdin, start=1):  # one event per line the test sends: it knows what is in flight
         seq = store.append(m, r, {"event": "touch", "player": "Ana", "n": i})
         print(seq, flush=True)
 """)
 
 
 def test_sigkill_mid_match_loses_no_committed_event(tmp_path):
+    """Killed while an event is being written: every event it acknowledged is in the log, in
+    order, and at most the one in flight besides. (The child writes an event when told to, so a
+    loaded machine cannot let it run ahead of the acknowledgements read.)"""
     path = tmp_path / "killed.sqlite"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
     match_id = child.stdout.readline().strip()
-    acknowledged = [int(child.stdout.readline()) for _ in range(40)]
+    acknowledged = []
+    for _ in range(40):
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        acknowledged.append(int(child.stdout.readline()))
+    child.stdin.write("go\n")  # one more in flight, killed at once
+    child.stdin.flush()
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=10)
     with MatchStore(path) as store:
