@@ -9,6 +9,7 @@ config.json (all thresholds), tray.json, the model files and report.json.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -385,20 +386,18 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     grid = cfg["calibration"]["hand_grid"]
     cells = hand_grid(cfg["hands"], kit.tray, bg)  # the search varies no setting of the cells themselves
     right: dict[tuple[float, float, float], int] = {}
-    for chroma in grid["chroma"]:
-        for width in grid["two_arm_width_mm"]:
-            for above in grid["plane_above_top_mm"]:
-                hc = merge(cfg, {"hands": {"chroma": chroma, "two_arm_width_mm": width, "plane_above_top_mm": above}})
-                right[(chroma, width, above)] = sum(
-                    len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z, bg, tl.color_gains(cfg, p.tray_bgr), cells))
-                    == kit.labels[p.name].hands for p in prepared)
+    for setting in itertools.product(*(grid[k] for k in HAND_GRID_KEYS)):
+        hc = merge(cfg, {"hands": dict(zip(HAND_GRID_KEYS, setting))})
+        right[setting] = sum(
+            len(find_hands(hc, kit.tray, p.reg, p.img, p.tray_bgr, p.z, bg, tl.color_gains(cfg, p.tray_bgr), cells))
+            == kit.labels[p.name].hands for p in prepared)
     chroma, width, above = pick_hand_settings(right, cfg["hands"], grid, float(cfg["calibration"].get("hand_grid_margin", 0.0)))
-    best = (right[(chroma, width, above)] / len(prepared), chroma, width, above)
-    cfg["hands"].update({"chroma": best[1], "two_arm_width_mm": best[2], "plane_above_top_mm": best[3]})
-    report["hands_train_accuracy"] = round(best[0], 4)
+    accuracy = right[(chroma, width, above)] / len(prepared)
+    cfg["hands"].update(dict(zip(HAND_GRID_KEYS, (chroma, width, above))))
+    report["hands_train_accuracy"] = round(accuracy, 4)
     report["hand_grid_right"] = {",".join(map(str, k)): v for k, v in right.items()}  # photos counted right per setting
-    log(f"hands: chroma {best[1]}, two arms from {best[2]} mm, plane {best[3]} mm above the top: "
-        f"{best[0]:.3f} exact on the kit")
+    log(f"hands: chroma {chroma}, two arms from {width} mm, plane {above} mm above the top: "
+        f"{accuracy:.3f} exact on the kit")
 
     # 5. write the folder
     (outdir / "tray.json").write_text(json.dumps(kit.tray.to_json(), indent=1) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ import numpy as np
 
 from vision import top_level as tl
 from vision.hands import hand_ring
-from vision.reader import FrameResult, Pipeline, frame_context, height_seen_by
+from vision.reader import FrameResult, Pipeline, height_seen_by
 
 
 def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
@@ -31,8 +31,8 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
         text = slot.block.name if slot.block else "empty"
         cv2.putText(out, text, (int(c[0]) - 20, int(c[1]) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (0, 0, 0), 3, cv2.LINE_AA)
         cv2.putText(out, text, (int(c[0]) - 20, int(c[1]) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (255, 255, 255), 1, cv2.LINE_AA)
-    # the hands are found through the markers' own camera (as read_frame finds them)
-    reg0 = frame_context(p, img).registration
+    # the hands were found through the markers' own camera
+    reg0 = reg if res.markers_registration is None else res.markers_registration
     tray_bgr = tl.tray_color(p.cfg, tray, reg0, img)
     ring = hand_ring(p.cfg, tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, res.z_top), p.background,
                      tl.color_gains(p.cfg, tray_bgr))

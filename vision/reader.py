@@ -139,6 +139,8 @@ class FrameResult:
     z_top: float
     orientation_p: float  # probability of the chosen orientation
     first_slot: int = 0  # where the top's slot 0 lies on the face found (-1 or 1: shifted_face)
+    # the markers' own camera, through which the hands were found (height_seen_by); None: `registration`
+    markers_registration: Registration | None = None
 
 
 BLOCK_NAMES = tuple(f"{c}-{g}" for c in COLOR_CLASSES[:4] for g in GLYPHS[:7]) + ("wild",)
@@ -656,9 +658,12 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, o_conf)
     if two:
-        uncertain = True
-        note = "; ".join(x for x in (note, "slot " + ", ".join(map(str, two)) + " shows two colours: not one block") if x)
+        uncertain, note = True, _with_note(note, "slot " + ", ".join(map(str, two)) + " shows two colours: not one block")
     if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
-        uncertain, note = True, "; ".join(x for x in (note, "no block seen on the top") if x)
+        uncertain, note = True, _with_note(note, "no block seen on the top")
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
-    return FrameResult(reading, reg, z, o_conf, first)
+    return FrameResult(reading, reg, z, o_conf, first, reg0)
+
+
+def _with_note(note: str, more: str) -> str:
+    return "; ".join(x for x in (note, more) if x)

@@ -98,12 +98,10 @@ def make_detector(cfg: Mapping) -> MarkerFinder:
 
 
 def _detect(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[int, np.ndarray]:
-    corners, ids, _ = detector.detectMarkers(gray)
+    """Marker corners by id (the first the detector gives for an id)."""
     out: dict[int, np.ndarray] = {}
-    if ids is None:
-        return out
-    for c, i in zip(corners, ids.reshape(-1)):
-        out.setdefault(int(i), c.reshape(4, 2).astype(np.float64))
+    for c, i in _detect_all(detector, gray):
+        out.setdefault(i, c)
     return out
 
 
@@ -133,11 +131,9 @@ def _rescued(finder: MarkerFinder, gray: np.ndarray, wanted: Mapping[int, np.nda
     windows and the crop doubled in size, it is read. (Only with fewer than `rescue_below` found:
     three markers place the camera well, and most frames missing one have it under a hand.) A hit counts only with its own id, once,
     its centre within a marker's side of where it should be."""
-    ids = [i for i in found if i in wanted]
+    obj, img, ids = _pairs(wanted, found)
     if not ids or len(ids) == len(wanted):
         return {}
-    obj = np.concatenate([np.asarray(wanted[i], np.float64) for i in ids])
-    img = np.concatenate([np.asarray(found[i], np.float64) for i in ids])
     H, _ = cv2.findHomography(obj, img, 0)
     if H is None:
         return {}
@@ -146,7 +142,7 @@ def _rescued(finder: MarkerFinder, gray: np.ndarray, wanted: Mapping[int, np.nda
     for i in wanted:
         if i in found:
             continue
-        q = cv2.perspectiveTransform(np.asarray(wanted[i], np.float64).reshape(-1, 1, 2), H).reshape(4, 2)
+        q = apply_h(H, wanted[i])
         if not np.isfinite(q).all():
             continue
         c = q.mean(axis=0)
@@ -178,8 +174,8 @@ def _looks_like_a_marker(crop: np.ndarray, quad_mm: np.ndarray, H: np.ndarray, a
     half its cells: 0.4-0.72 of them on marker places read in the synthetic kits), but not only
     such pixels (a dark hand, a shadow or a block over it: the detector would find nothing)."""
     c = quad_mm.mean(axis=0)
-    inner = cv2.perspectiveTransform(((quad_mm - c) * 0.8 + c).reshape(-1, 1, 2), H).reshape(4, 2) - at
-    outer = cv2.perspectiveTransform(((quad_mm - c) * 1.6 + c).reshape(-1, 1, 2), H).reshape(4, 2) - at
+    inner = apply_h(H, (quad_mm - c) * 0.8 + c) - at
+    outer = apply_h(H, (quad_mm - c) * 1.6 + c) - at
     mi = np.zeros(crop.shape[:2], np.uint8)
     mo = np.zeros(crop.shape[:2], np.uint8)
     cv2.fillConvexPoly(mi, np.round(inner).astype(np.int32), 1)
@@ -344,25 +340,27 @@ class _CropSearch:
 
 
 def correspondences(tray: Tray, found: Mapping[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
-    ids = tuple(sorted(i for i in found if i in tray.markers))
+    """The tray's marker corners (mm) and where they were found (px), by marker id."""
+    return _pairs(tray.markers, found)
+
+
+def _pairs(markers_mm: Mapping[int, np.ndarray], found: Mapping[int, np.ndarray]
+           ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    ids = tuple(sorted(i for i in found if i in markers_mm))
     if not ids:
         return np.empty((0, 2)), np.empty((0, 2)), ()
-    obj = np.concatenate([tray.markers[i] for i in ids])
-    img = np.concatenate([found[i] for i in ids])
+    obj = np.concatenate([np.asarray(markers_mm[i], np.float64) for i in ids])
+    img = np.concatenate([np.asarray(found[i], np.float64) for i in ids])
     return obj, img, ids
 
 
-def _lined_up(cfg: Mapping, obj: np.ndarray, img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The marker corners that agree on one tray plane. A hand over part of a marker can leave it
-    readable but pull one of its corners several pixels off, which would tilt the camera found;
-    a corner that the others place `corner_outlier_px` away is left out (all of them are kept
-    when fewer than two markers' worth would remain)."""
-    return _lined_up_h(cfg, obj, img)[:2]
-
-
-def _lined_up_h(cfg: Mapping, obj: np.ndarray, img: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """_lined_up, and the homography of all the corners when it kept them all and found it (the
-    one register would find again from the same corners), else None."""
+def _lined_up(cfg: Mapping, obj: np.ndarray, img: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The marker corners that agree on one tray plane, and the homography of all the corners
+    when it kept them all and found it (the one register would find again from the same
+    corners), else None. A hand over part of a marker can leave it readable but pull one of its
+    corners several pixels off, which would tilt the camera found; a corner that the others place
+    `corner_outlier_px` away is left out (all of them are kept when fewer than two markers' worth
+    would remain)."""
     tol = float(cfg.get("tray", {}).get("corner_outlier_px", 0.0))
     if tol <= 0 or len(obj) <= 8:
         return obj, img, None
@@ -403,7 +401,7 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
     if len(ids) < min_markers:
         seen = f"only {len(ids)} of the tray's {len(tray.markers)} markers" if ids else "none of the tray's markers"
         raise TrayNotFound(f"cannot find the tray: {seen} are visible (uncover the tray corners)")
-    obj, img, H = _lined_up_h(cfg, obj, img)
+    obj, img, H = _lined_up(cfg, obj, img)
     if H is None:
         H, _ = cv2.findHomography(obj, img, 0)
     if H is None:
