@@ -1,0 +1,156 @@
+"""A top level of one block: the lone block is the top, not the level below that shows round it.
+
+The face search can line up the full level below (one level short), the occupancy model can put
+a lone block's slot under half although its colour and glyph are read surely, and the face
+pattern can be sure of the level below's orientation. Each time the reading must still come
+back to the lone block, or say it is unsure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vision.reader as reader
+from vision.reader import COLOR_CLASSES, GLYPHS, SlotEvidence, load_pipeline, reads_a_block, weakly_read
+
+
+def _evidence(occ, colour_sure, glyph_sure) -> SlotEvidence:
+    """Three slots: occupancy, and how surely each slot's colour (red) and glyph (1) are read."""
+    col = np.full((3, len(COLOR_CLASSES)), 0.0)
+    gly = np.full((3, len(GLYPHS)), 0.0)
+    for s in range(3):
+        col[s] = (1 - colour_sure[s]) / (len(COLOR_CLASSES) - 1)
+        col[s, 0] = colour_sure[s]
+        gly[s] = (1 - glyph_sure[s]) / (len(GLYPHS) - 1)
+        gly[s, 0] = glyph_sure[s]
+    return SlotEvidence(np.array(occ, float), col, gly)
+
+
+NO_BLOCK = _evidence([0.02, 0.03, 0.01], [0.9, 0.9, 0.9], [0.35, 0.35, 0.35])
+LONE_BLOCK = _evidence([0.95, 0.02, 0.01], [0.99, 0.9, 0.9], [0.98, 0.35, 0.35])
+
+
+@pytest.fixture
+def pipe(calibration):
+    return load_pipeline(calibration)
+
+
+def test_a_lone_block_with_its_glyph_and_colour_sure_is_a_block_when_looking_for_one(pipe):
+    # synthetic 939/0048: the occupancy model put the lone yellow-1 at 0.18, its glyph at 0.99
+    ev = _evidence([0.0, 0.18, 0.0], [0.45, 1.0, 0.9], [0.45, 0.99, 0.45])
+    assert not reads_a_block(pipe, ev)
+    assert reads_a_block(pipe, ev, with_glyph=True)
+
+
+def test_a_slot_with_no_glyph_seen_is_no_block_however_its_occupancy_is_weighed(pipe):
+    ev = _evidence([0.0, 0.18, 0.0], [0.45, 1.0, 0.9], [0.45, 0.35, 0.45])
+    assert not reads_a_block(pipe, ev, with_glyph=True)
+
+
+def test_a_block_read_with_a_glyph_under_sure_is_weakly_read(pipe):
+    assert weakly_read(pipe, _evidence([1.0, 0.2, 0.99], [0.86, 0.5, 0.99], [0.77, 0.6, 0.52]))
+    assert not weakly_read(pipe, _evidence([1.0, 0.2, 0.99], [0.99, 0.5, 0.99], [0.97, 0.6, 0.95]))
+
+
+def test_a_reading_of_no_block_is_not_weakly_read(pipe):
+    # hands over the top: reading the other orientation under them only picks the wrong one
+    assert not weakly_read(pipe, NO_BLOCK)
+
+
+def _evidence_by_height(monkeypatch, table):
+    def fake(p, ctx, img, z, orient, first=0):
+        return table.get((round(z), orient), NO_BLOCK)
+    monkeypatch.setattr(reader, "slot_evidence", fake)
+
+
+def test_the_lone_block_is_read_one_level_above_a_face_found_on_the_level_below(pipe, monkeypatch):
+    # synthetic 1139/0066: the face found at 95 mm is the full level below; the lone green-skip
+    # lies across it at 110 mm and reads there only
+    _evidence_by_height(monkeypatch, {(110, "x"): LONE_BLOCK})
+    orient, _, slots, z = reader._lone_block_across(pipe, None, None, 95.0, "y")
+    assert (orient, z) == ("x", 110.0)
+    assert str(slots[0].block) == "red-1" and slots[1].block is None and slots[2].block is None
+
+
+def test_the_lone_block_at_the_height_found_is_read_there(pipe, monkeypatch):
+    _evidence_by_height(monkeypatch, {(95, "x"): LONE_BLOCK, (110, "x"): LONE_BLOCK})
+    assert reader._lone_block_across(pipe, None, None, 95.0, "y")[3] == 95.0
+
+
+def test_nothing_read_across_at_either_height_keeps_the_first_reading(pipe, monkeypatch):
+    _evidence_by_height(monkeypatch, {(95, "y"): LONE_BLOCK})
+    assert reader._lone_block_across(pipe, None, None, 95.0, "y") is None
+
+
+def test_a_face_pattern_sure_of_the_level_below_is_checked_when_its_blocks_read_weakly(pipe, monkeypatch):
+    # synthetic 929/0039, a tall top seen from aside: the face pattern gave the level below's
+    # orientation 0.85, whose blocks then read at 0.66 and 0.52; the top's own read at 0.96
+    level_below = _evidence([1.0, 0.22, 0.99], [0.86, 0.48, 0.99], [0.77, 0.59, 0.52])
+    top = _evidence([1.0, 0.69, 1.0], [0.99, 0.37, 0.99], [0.97, 0.43, 0.95])
+    _evidence_by_height(monkeypatch, {(288, "x"): level_below, (288, "y"): top})
+    ctx = reader.FrameContext(registration=None, tray_bgr=None, gains=None)
+    ctx.memo[("face", 288.0)] = ((pipe, None, None), np.array([0.85, 0.15]))  # the face pattern's say
+    orient, ev, _ = reader.read_top(pipe, ctx, None, 288.0)
+    assert orient == "y" and ev is top
+
+
+def test_a_face_pattern_sure_of_blocks_read_surely_is_not_second_guessed(pipe, monkeypatch):
+    sure_x = _evidence([1.0, 0.05, 0.99], [0.99, 0.48, 0.99], [0.97, 0.4, 0.96])
+    _evidence_by_height(monkeypatch, {(288, "x"): sure_x, (288, "y"): LONE_BLOCK})
+    ctx = reader.FrameContext(registration=None, tray_bgr=None, gains=None)
+    ctx.memo[("face", 288.0)] = ((pipe, None, None), np.array([0.85, 0.15]))
+    seen = []
+    real = reader.slot_evidence
+    monkeypatch.setattr(reader, "slot_evidence", lambda p, c, i, z, o, first=0: seen.append(o) or real(p, c, i, z, o, first))
+    assert reader.read_top(pipe, ctx, None, 288.0)[0] == "x"
+    assert seen == ["x"]  # the other orientation was never read
+
+
+def _seen_across(monkeypatch, seen: list[bool]):
+    asked = []
+    def fake(p, ctx, img, z, orient, slots):
+        asked.append((orient, tuple(slots)))
+        return np.array(seen)
+    monkeypatch.setattr(reader, "glyphs_seen_at", fake)
+    return asked
+
+
+def _reading(*names):
+    from referee.blocks import Block
+    return tuple(reader.SlotReading(None if n is None else Block.parse(n), 0.9, ()) for n in names)
+
+
+def test_a_glyph_at_an_end_of_the_middle_block_means_a_block_lies_across_it(pipe, monkeypatch):
+    # synthetic 1139/0005: a lone yellow skip across a level of yellow blocks
+    asked = _seen_across(monkeypatch, [False, True])
+    assert reader.crossed_middle(pipe, None, None, 73.0, "y", _reading("yellow-2", "yellow-reverse", "yellow-skip"))
+    assert asked == [("x", (0, 2))]  # the other orientation's end slots: the middle block's ends
+
+
+def test_a_middle_block_with_plain_ends_is_not_crossed(pipe, monkeypatch):
+    _seen_across(monkeypatch, [False, False])
+    assert not reader.crossed_middle(pipe, None, None, 73.0, "y", _reading("yellow-2", "yellow-reverse", "yellow-skip"))
+
+
+def test_an_empty_middle_slot_is_not_looked_at(pipe, monkeypatch):
+    # the level below shows through it, its glyphs where the other orientation's slots lie
+    asked = _seen_across(monkeypatch, [True, True])
+    assert not reader.crossed_middle(pipe, None, None, 73.0, "y", _reading("yellow-2", None, "yellow-skip"))
+    assert asked == []
+
+
+def test_a_lone_block_read_the_wrong_way_is_seen_across_its_middle_block(calibration, small_kit, monkeypatch):
+    import cv2
+
+    from vision.reader import read_frame, slot_evidence
+
+    pipe = load_pipeline(calibration)
+    img = cv2.imread(str(small_kit / "images" / "0015.png"))  # a lone red-1 along y, in slot 0
+    def wrong(p, ctx, img, z, need_block=False):
+        return "x", slot_evidence(p, ctx, img, z, "x"), 0.9
+    monkeypatch.setattr(reader, "read_top", wrong)
+    pipe.cfg["decision"]["two_colours_sure"] = 0.0  # the colour check off: the glyph alone tells
+    reading = read_frame(pipe, img).reading
+    assert reading.orientation == "y"
+    assert [None if s.block is None else str(s.block) for s in reading.slots] == ["red-1", None, None]
+    assert reading.uncertain
