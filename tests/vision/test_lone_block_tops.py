@@ -154,3 +154,40 @@ def test_a_lone_block_read_the_wrong_way_is_seen_across_its_middle_block(calibra
     assert reading.orientation == "y"
     assert [None if s.block is None else str(s.block) for s in reading.slots] == ["red-1", None, None]
     assert reading.uncertain
+
+
+# An empty reading that cannot be trusted is reported unsure, not given as sure.
+
+def test_an_empty_slot_whose_colour_and_glyph_are_read_surely_is_contested(pipe):
+    # synthetic 929/0069: a blue Reverse at occupancy 0.01, its colour and glyph at 1.0
+    ev = _evidence([0.9, 0.01, 0.02], [0.99, 1.0, 0.6], [0.98, 1.0, 0.35])
+    assert reader.contested_empties(pipe, ev, _reading("red-1", None, None)) == [1]
+
+
+def test_an_empty_slot_with_no_glyph_is_not_contested(pipe):
+    ev = _evidence([0.9, 0.01, 0.02], [0.99, 1.0, 0.6], [0.98, 0.4, 0.35])
+    assert reader.contested_empties(pipe, ev, _reading("red-1", None, None)) == []
+
+
+@pytest.fixture
+def lone_read(calibration, small_kit):
+    import cv2
+
+    pipe = load_pipeline(calibration)
+    img = cv2.imread(str(small_kit / "images" / "0015.png"))  # a lone red-1 along y, in slot 0
+    return pipe, img, reader.read_frame(pipe, img)
+
+
+def test_empty_slots_the_camera_sees_whole_are_not_out_of_view(lone_read):
+    pipe, img, res = lone_read
+    r = res.reading
+    assert reader.empties_out_of_view(pipe, res.registration, res.z_top, r.orientation, 0, img.shape, r.slots) == []
+    assert "outside the camera's view" not in r.note
+
+
+def test_empty_slots_beyond_the_frame_are_out_of_view_and_blocks_are_not_flagged(lone_read):
+    pipe, img, res = lone_read
+    r = res.reading
+    # a frame a tenth as wide: the tower's top lies beyond its right edge
+    narrow = (img.shape[0], img.shape[1] // 10, 3)
+    assert reader.empties_out_of_view(pipe, res.registration, res.z_top, r.orientation, 0, narrow, r.slots) == [1, 2]
