@@ -48,8 +48,9 @@ def test_a_slot_with_no_glyph_seen_is_no_block_however_its_occupancy_is_weighed(
 
 
 def test_a_block_read_with_a_glyph_under_sure_is_weakly_read(pipe):
-    assert weakly_read(pipe, _evidence([1.0, 0.2, 0.99], [0.86, 0.5, 0.99], [0.77, 0.6, 0.52]))
+    assert weakly_read(pipe, _evidence([1.0, 0.2, 0.99], [0.86, 0.5, 0.99], [0.77, 0.6, 0.52]))  # 0.66 and 0.51
     assert not weakly_read(pipe, _evidence([1.0, 0.2, 0.99], [0.99, 0.5, 0.99], [0.97, 0.6, 0.95]))
+    assert not weakly_read(pipe, _evidence([1.0, 0.2, 0.99], [0.9, 0.5, 0.99], [0.9, 0.6, 0.95]))  # 0.81: read well enough
 
 
 def test_a_reading_of_no_block_is_not_weakly_read(pipe):
