@@ -709,7 +709,10 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     orientations, and the first reading that finds a block is kept. Most such frames had the
     tower's base outline or a lower level win over a top whose outline hands cover. Last, with
     decision.slot_shift_check, a face found one slot off the top is read one slot over
-    (shifted_face)."""
+    (shifted_face). A reading that cannot be one level's blocks (a slot of two colours, a glyph
+    at an end of the middle block) is read across, at its height or one level up
+    (_lone_block_across); one that stays doubtful, and an empty slot that is contested or partly
+    out of view, is reported unsure with a note saying why."""
     ctx = frame_context(p, img)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
     z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
