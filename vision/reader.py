@@ -359,12 +359,27 @@ def crossed_middle(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     orientation's slot 0 or 2) has its glyph just there; read in the level below's orientation,
     the level below's blocks come out whole, and when the lone block is their colour
     (synthetic 1139/0005, all yellow) the two-colour check cannot see it. The other
-    orientation's end slots are read for a glyph (glyphs_seen_at). On the kits it fired on three
-    readings of about 900 with a middle block, all three wrong."""
+    orientation's end slots are read for a glyph (glyphs_seen_at's test), only where ink is found
+    (top_level.glyph_ink_offset; a crossing Wild, whose white W encloses no ink, is missed). On
+    the kits it fired on three readings of about 900 with a middle block, all three wrong."""
     if slots[1].block is None:
         return False
     other = "x" if orient == "y" else "y"
-    return bool(glyphs_seen_at(p, ctx, img, z, other, (0, 2)).any())
+    return any(inked_glyph_seen(p, ctx, img, z, other, s) for s in (0, 2))
+
+
+def inked_glyph_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, slot: int) -> bool:
+    """glyphs_seen_at's test for one slot position, made only where the glyph search finds ink
+    (no ink: no glyph, and the crop and the glyph model are not paid for)."""
+    if p.models.get("glyph") is None:
+        return False
+    reg = ctx.registration
+    off = tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot)
+    if off is None:
+        return False
+    crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=off)
+    g = _class_probs(p.models["glyph"], np.array(tl.glyph_features_turned(p.cfg, crop)), GLYPHS).max(axis=0)
+    return bool(g.max() / g.sum() >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)))
 
 
 def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> list[int]:

@@ -189,8 +189,17 @@ def slot_patch_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float,
 
 def glyph_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
                  jitter: np.ndarray | None = None) -> tuple[float, float]:
+    """Where the glyph's ink lies from the slot's centre (glyph_ink_offset), (0, 0) when no ink is
+    found there."""
+    off = glyph_ink_offset(cfg, tray, reg, img, z, orient, slot, jitter)
+    return (0.0, 0.0) if off is None else off
+
+
+def glyph_ink_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
+                     slot: int, jitter: np.ndarray | None = None) -> tuple[float, float] | None:
     """Where the glyph's ink lies from the slot's centre (dx along the block, dy across, in mm;
-    (0, 0) when no glyph is found, as for a Wild's white W or an empty slot).
+    None when no ink is found, as for a Wild's white W or an empty slot; (0, 0) when the search
+    area is no larger than the crop).
 
     A block lies a few mm off its slot and the found height moves the whole top by a few mm; a
     played tower's top can lie half a slot across. The search area (search_w_mm x search_h_mm
@@ -213,7 +222,7 @@ def glyph_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z
                                 borderMode=cv2.BORDER_REPLICATE)
     c = glyph_center(cfg, small, lp)
     if c is None:
-        return 0.0, 0.0
+        return None
     dx = min(max(c[0] - sw / 2, -(sw - cw) / 2), (sw - cw) / 2)
     dy = min(max(c[1] - sh / 2, -(sh - ch) / 2), (sh - ch) / 2)
     return float(dx), float(dy)

@@ -108,11 +108,12 @@ def test_a_face_pattern_sure_of_blocks_read_surely_is_not_second_guessed(pipe, m
 
 
 def _seen_across(monkeypatch, seen: list[bool]):
+    """A glyph seen (or not) at the other orientation's slots 0 and 2."""
     asked = []
-    def fake(p, ctx, img, z, orient, slots):
-        asked.append((orient, tuple(slots)))
-        return np.array(seen)
-    monkeypatch.setattr(reader, "glyphs_seen_at", fake)
+    def fake(p, ctx, img, z, orient, slot):
+        asked.append((orient, slot))
+        return seen[slot // 2]
+    monkeypatch.setattr(reader, "inked_glyph_seen", fake)
     return asked
 
 
@@ -125,7 +126,7 @@ def test_a_glyph_at_an_end_of_the_middle_block_means_a_block_lies_across_it(pipe
     # synthetic 1139/0005: a lone yellow skip across a level of yellow blocks
     asked = _seen_across(monkeypatch, [False, True])
     assert reader.crossed_middle(pipe, None, None, 73.0, "y", _reading("yellow-2", "yellow-reverse", "yellow-skip"))
-    assert asked == [("x", (0, 2))]  # the other orientation's end slots: the middle block's ends
+    assert asked == [("x", 0), ("x", 2)]  # the other orientation's end slots: the middle block's ends
 
 
 def test_a_middle_block_with_plain_ends_is_not_crossed(pipe, monkeypatch):
@@ -192,3 +193,24 @@ def test_empty_slots_beyond_the_frame_are_out_of_view_and_blocks_are_not_flagged
     # a frame a tenth as wide: the tower's top lies beyond its right edge
     narrow = (img.shape[0], img.shape[1] // 10, 3)
     assert reader.empties_out_of_view(pipe, res.registration, res.z_top, r.orientation, 0, narrow, r.slots) == [1, 2]
+
+
+def test_a_glyph_is_looked_for_only_where_its_ink_is_found(lone_read):
+    from vision import top_level as tl
+
+    pipe, img, res = lone_read
+    ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")))
+    z = res.z_top
+    assert tl.glyph_ink_offset(pipe.cfg, pipe.tray, res.registration, img, z, "y", 0) is not None  # the lone red 1
+    assert reader.inked_glyph_seen(pipe, ctx, img, z, "y", 0)
+
+
+
+def test_where_no_ink_is_found_no_glyph_is_seen_and_the_model_is_not_run(lone_read, monkeypatch):
+    from vision import top_level as tl
+
+    pipe, img, res = lone_read
+    ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")))
+    monkeypatch.setattr(tl, "glyph_ink_offset", lambda *a, **k: None)
+    monkeypatch.setattr(tl, "glyph_crop", lambda *a, **k: pytest.fail("a crop cut where no ink was found"))
+    assert not reader.inked_glyph_seen(pipe, ctx, img, res.z_top, "y", 0)
