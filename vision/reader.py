@@ -28,6 +28,7 @@ from vision.tray import Registration, TrayNotFound, make_detector, register  # n
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.json")
 GLYPHS = ("1", "2", "3", "4", "draw2", "reverse", "skip", "wild")
+NO_GLYPH = "none"  # the glyph model's class for a crop with no glyph (a block's end, the level below)
 COLOR_CLASSES = ("red", "yellow", "green", "blue", "wild")
 MODEL_NAMES = ("orientation", "occupancy", "color", "glyph")
 
@@ -172,6 +173,24 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
     return out / out.sum(axis=1, keepdims=True)
 
 
+def glyph_probs(model: LinearModel | None, X: np.ndarray, turns: int = 2) -> np.ndarray:
+    """Per crop (X: `turns` feature rows each, as laid and turned): the eight glyphs'
+    probabilities. Each glyph keeps its better turn (the block lies one way round) and "no
+    glyph" its lesser one; a model that learnt NO_GLYPH keeps that class's share out of the
+    eight (they then sum to less than one: a block's end or the level below reads as no glyph),
+    one that never saw it gives the eight renormalised.
+
+    Without a "no glyph" class, a crop with no glyph falls to the model's prior, and where that
+    prior lands depends on the kit: 0.28-0.50 for its likeliest class on most calibrations, but
+    0.60-0.66 ("4") on one of synthetic seed 2001, so that bare tray and block ends read as a
+    sure 4 and a third of its slots went wrong."""
+    classes = GLYPHS + (NO_GLYPH,)
+    P = _class_probs(model, X, classes).reshape(-1, turns, len(classes))
+    g = np.concatenate([P[:, :, :-1].max(axis=1), P[:, :, -1:].min(axis=1)], axis=1)
+    g = g / g.sum(axis=1, keepdims=True)
+    return g[:, :-1]
+
+
 def top_height(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> float:
     """The top face's height (see top_face) for the registration's own camera (no focal search),
     as calibration's labels refit it and the hand finder uses it with that camera."""
@@ -308,9 +327,7 @@ def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     labs, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
-    g = _class_probs(p.models.get("glyph"), gly, GLYPHS).reshape(3, 2, len(GLYPHS))
-    p_gly = g.max(axis=1)  # the block lies one way round: keep each glyph's better turn
-    p_gly = p_gly / p_gly.sum(axis=1, keepdims=True)
+    p_gly = glyph_probs(p.models.get("glyph"), gly)  # (a block lies one way round: each glyph's better turn)
     th = float(p.cfg["decision"]["tray_empty_above"])
     if th < 1.0 and z <= float(p.cfg["decision"]["tray_check_below_levels"]) * float(p.tray.block_mm[2]):
         # against the tray's colour in this frame: the learnt tray model never saw under the tower
@@ -378,8 +395,8 @@ def inked_glyph_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, 
     if off is None:
         return False
     crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=off)
-    g = _class_probs(p.models["glyph"], np.array(tl.glyph_features_turned(p.cfg, crop)), GLYPHS).max(axis=0)
-    return bool(g.max() / g.sum() >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)))
+    g = glyph_probs(p.models["glyph"], np.array(tl.glyph_features_turned(p.cfg, crop)))[0]
+    return bool(g.max() >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)))
 
 
 def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> list[int]:
@@ -583,8 +600,8 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
     X = [f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.memo)[1]]
-    g = _class_probs(p.models["glyph"], np.array(X), GLYPHS).reshape(len(slots), 2, len(GLYPHS)).max(axis=1)
-    return g.max(axis=1) / g.sum(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
+    g = glyph_probs(p.models["glyph"], np.array(X))
+    return g.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
 
 
 def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
