@@ -475,8 +475,10 @@ def glyph_seen(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
     Every block carries its number or symbol on top. Through an empty outer slot the camera sees
     the level below crosswise, the ends of three blocks whose glyphs lie elsewhere: their colour
     and seams make the occupancy model say "block", often at 0.99 and more, but the glyph model
-    finds nothing and falls back to its prior (about 0.35 for its likeliest class on the kits,
-    against 0.97 and more for nine blocks in ten). Without a glyph model every slot counts as seen."""
+    reads no glyph there: it learnt such crops as NO_GLYPH (glyph_probs); one calibrated without
+    that class falls back to its prior (about 0.35 for its likeliest class on most kits, against
+    0.97 and more for nine blocks in ten, but a sure 4 on one). Without a glyph model every slot
+    counts as seen."""
     if p.models.get("glyph") is None:
         return np.ones(len(ev.p_occ), bool)
     return ev.p_gly.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
