@@ -240,6 +240,7 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     Y = {k: [] for k in X}
     glyph_samples = []
     no_glyph_samples = []
+    end = float(kit.tray.block_mm[0]) / 2 - float(cfg["glyph"]["crop_w_mm"]) / 2  # a block's end, for a glyph crop
     jit_z = [float(v) for v in cfg["calibration"]["z_jitter_mm"]]
     n_gain = int(cfg["calibration"]["gain_jitter_samples"])
     gsig = float(cfg["calibration"]["gain_jitter"])
@@ -298,7 +299,6 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 glyph_samples.append((p, p.z, lab.orientation, s, _glyph_of(block)))
             if p.only_slot is None and lab.hands == 0:  # (a hand may lie over the slot)
                 if block is not None:
-                    end = float(kit.tray.block_mm[0]) / 2 - float(cfg["glyph"]["crop_w_mm"]) / 2
                     no_glyph_samples += [(p, p.z, lab.orientation, s, (d, 0.0)) for d in (-end, end)]
                 elif s != 1:
                     no_glyph_samples.append((p, p.z, lab.orientation, s, (0.0, 0.0)))

@@ -17,11 +17,8 @@ def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
     for c in tray.markers.values():
         cv2.polylines(out, [np.int32(reg.to_image(c)).reshape(-1, 1, 2)], True, (0, 255, 255), 1, cv2.LINE_AA)
     r = res.reading
-    L, W, _ = tray.block_mm
-    corners = np.array([[-L / 2, -W / 2, 1], [L / 2, -W / 2, 1], [L / 2, W / 2, 1], [-L / 2, W / 2, 1]])  # slot mm
     for s in range(3):
-        rect = (corners @ tl.slot_frame(tray, r.orientation, s + res.first_slot).T)[:, :2]
-        uv = reg.to_image(rect, res.z_top)
+        uv = reg.to_image(tl.slot_corners(tray, r.orientation, s + res.first_slot), res.z_top)
         slot = r.slots[s]
         col = (0, 200, 0) if slot.block is not None else (160, 160, 160)
         if slot.confidence < float(p.cfg["decision"]["uncertain_below"]):

@@ -183,7 +183,7 @@ def glyph_probs(model: LinearModel | None, X: np.ndarray, turns: int = 2) -> np.
     Without a "no glyph" class, a crop with no glyph falls to the model's prior, and where that
     prior lands depends on the kit: 0.28-0.50 for its likeliest class on most calibrations, but
     0.60-0.66 ("4") on one of synthetic seed 2001, so that bare tray and block ends read as a
-    sure 4 and a third of its slots went wrong."""
+    sure 4 and 43% of its kits' visible slots went wrong."""
     classes = GLYPHS + (NO_GLYPH,)
     P = _class_probs(model, X, classes).reshape(-1, turns, len(classes))
     g = np.concatenate([P[:, :, :-1].max(axis=1), P[:, :, -1:].min(axis=1)], axis=1)
@@ -259,12 +259,19 @@ def _memo(memo: dict | None, key: tuple, inputs: tuple, make):
     return val
 
 
+def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
+         memo: dict | None = None) -> tuple[float, float] | None:
+    """Where one slot position's glyph ink lies (top_level.glyph_ink_offset; None: no ink found)."""
+    return _memo(memo, ("ink", float(z), orient, int(slot)), (p, reg, img),
+                 lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot))
+
+
 def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
            memo: dict | None = None) -> tuple[tuple[float, float], list[np.ndarray]]:
-    """One slot position's glyph: where its ink lies (top_level.glyph_offset) and the glyph
-    features of the crop round it, as laid and turned."""
+    """One slot position's glyph: where its ink lies (top_level.glyph_offset: the slot's centre
+    when no ink is found) and the glyph features of the crop round it, as laid and turned."""
     def make():
-        offset = tl.glyph_offset(p.cfg, p.tray, reg, img, z, orient, slot)
+        offset = _ink(p, reg, img, z, orient, slot, memo) or (0.0, 0.0)
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=offset)
         return offset, tl.glyph_features_turned(p.cfg, crop)
     return _memo(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img), make)
@@ -386,17 +393,11 @@ def crossed_middle(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
 
 
 def inked_glyph_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, slot: int) -> bool:
-    """glyphs_seen_at's test for one slot position, made only where the glyph search finds ink
-    (no ink: no glyph, and the crop and the glyph model are not paid for)."""
-    if p.models.get("glyph") is None:
+    """glyphs_seen_at for one slot position, asked only where the glyph search finds ink (no
+    ink: no glyph, and the crop and the glyph model are not paid for)."""
+    if p.models.get("glyph") is None or _ink(p, ctx.registration, img, z, orient, slot, ctx.memo) is None:
         return False
-    reg = ctx.registration
-    off = tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot)
-    if off is None:
-        return False
-    crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=off)
-    g = glyph_probs(p.models["glyph"], np.array(tl.glyph_features_turned(p.cfg, crop)))[0]
-    return bool(g.max() >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)))
+    return bool(glyphs_seen_at(p, ctx, img, z, orient, (slot,))[0])
 
 
 def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> list[int]:
@@ -415,13 +416,12 @@ def empties_out_of_view(p: Pipeline, reg: Registration, z: float, orient: str, f
     part of them, so an empty reading there is a guess (synthetic 707/0065: a tall tower
     leaning out of the picture, its red 4 half outside it, read empty)."""
     h, w = shape[:2]
-    L, W = float(p.tray.block_mm[0]), float(p.tray.block_mm[1])
-    corners = np.array([[-L / 2, -W / 2, 1], [L / 2, -W / 2, 1], [L / 2, W / 2, 1], [-L / 2, W / 2, 1]]).T
+    Hz = reg.camera.plane_homography(z)
     out = []
     for s, r in enumerate(slots):
         if r.block is not None:
             continue
-        q = tl.slot_plane(p.tray, reg, z, orient, s + first) @ corners
+        q = Hz @ np.column_stack([tl.slot_corners(p.tray, orient, s + first), np.ones(4)]).T
         if (q[2] <= 0).any():
             out.append(s)
             continue
@@ -449,6 +449,11 @@ def occupancy_with_glyph(dc: Mapping, p_occ: np.ndarray, p_col: np.ndarray, p_gl
     sure = p_col.max(axis=1) * p_gly.max(axis=1) >= float(dc.get("glyph_sure_above", 1.0))
     odds = p_occ / np.maximum(1.0 - p_occ, 1e-9) * k
     return np.where(sure, odds / (1.0 + odds), p_occ)
+
+
+def as_read(p: Pipeline, ev: SlotEvidence) -> SlotEvidence:
+    """The evidence as the slots' final reading counts it: occupancy_with_glyph's occupancy."""
+    return SlotEvidence(occupancy_with_glyph(p.cfg["decision"], ev.p_occ, ev.p_col, ev.p_gly), ev.p_col, ev.p_gly)
 
 
 def reading_evidence(ev: SlotEvidence, empty_weight: float) -> float:
@@ -481,14 +486,19 @@ def glyph_seen(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
     counts as seen."""
     if p.models.get("glyph") is None:
         return np.ones(len(ev.p_occ), bool)
-    return ev.p_gly.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
+    return _named_surely(p, ev.p_gly)
+
+
+def _named_surely(p: Pipeline, p_gly: np.ndarray) -> np.ndarray:
+    """Per row of glyph probabilities: whether the likeliest glyph reaches decision.glyph_seen_above."""
+    return p_gly.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
 
 
 def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
     """Each slot's block (or empty) with its confidence and top-3 candidates. A slot the
     occupancy model calls a block but where no glyph is seen (`glyph_seen`) reads empty with the
     low confidence of a doubtful block, so the reading is flagged uncertain."""
-    ev = SlotEvidence(occupancy_with_glyph(p.cfg["decision"], ev.p_occ, ev.p_col, ev.p_gly), ev.p_col, ev.p_gly)
+    ev = as_read(p, ev)
     held = blocks_held(p, ev)
     slots = []
     for s in range(3):
@@ -551,6 +561,9 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     reads: dict[str, SlotEvidence] = {}
     score = {}
     skipped = []
+
+    def scored(k: int, ev: SlotEvidence) -> float:  # the face pattern's log-odds plus the reading's evidence
+        return float(np.log(max(po[k], 1e-6)) + lam * reading_evidence(ev, float(dc["orientation_empty_weight"])))
     for k, o in enumerate(("x", "y")):
         if lam and po[k] < 1 - sure and not need_block:
             skipped.append((k, o))
@@ -560,13 +573,13 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
             continue
         ev = slot_evidence(p, ctx, img, z, o)
         reads[o] = ev
-        score[o] = float(np.log(max(po[k], 1e-6)) + lam * reading_evidence(ev, float(dc["orientation_empty_weight"])))
+        score[o] = scored(k, ev)
         if lam == 0 and not need_block:
             break
     if skipped and reads and any(weakly_read(p, ev) for ev in reads.values()):
         k, o = skipped[0]  # a block read weakly: the face pattern's sureness is not enough
         reads[o] = slot_evidence(p, ctx, img, z, o)
-        score[o] = float(np.log(max(po[k], 1e-6)) + lam * reading_evidence(reads[o], float(dc["orientation_empty_weight"])))
+        score[o] = scored(k, reads[o])
     if lam or need_block:
         allowed = [o for o in reads if not need_block or reads_a_block(p, reads[o], with_glyph=True)]
         if not allowed:
@@ -602,8 +615,7 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
     X = [f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.memo)[1]]
-    g = glyph_probs(p.models["glyph"], np.array(X))
-    return g.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
+    return _named_surely(p, glyph_probs(p.models["glyph"], np.array(X)))
 
 
 def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
@@ -635,9 +647,7 @@ def reads_a_block(p: Pipeline, ev: SlotEvidence, with_glyph: bool = False) -> bo
     half on the occupancy model alone (0.18 and 0.50, synthetic 939/0048 and 1029/0071, against
     its glyph and colour at 0.99), and the lone block's own orientation is passed over for the
     level below's, which reads no block either."""
-    if with_glyph:
-        ev = SlotEvidence(occupancy_with_glyph(p.cfg["decision"], ev.p_occ, ev.p_col, ev.p_gly), ev.p_col, ev.p_gly)
-    return bool(blocks_held(p, ev).any())
+    return bool(blocks_held(p, as_read(p, ev) if with_glyph else ev).any())
 
 
 def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
@@ -777,18 +787,13 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
             o_conf, two, crossed = 1.0 - o_conf, [], False
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid)
     uncertain, note = _uncertainty(p, slots, o_conf)
-    if two:
-        uncertain, note = True, _with_note(note, "slot " + ", ".join(map(str, two)) + " shows two colours: not one block")
-    if crossed:
-        uncertain, note = True, _with_note(note, "a glyph at an end of slot 1: a block may lie across it")
-    contested = contested_empties(p, ev, slots)
-    if contested:
-        uncertain, note = True, _with_note(note, "slot " + ", ".join(map(str, contested))
-                                           + " reads empty, but a block's colour and glyph are seen there")
-    unseen = empties_out_of_view(p, ctx.registration, z, orient, first, img.shape, slots)
-    if unseen:
-        uncertain, note = True, _with_note(note, "slot " + ", ".join(map(str, unseen))
-                                           + " lies partly outside the camera's view")
+    for doubt in (_slots_note(two, "shows two colours: not one block"),
+                  "a glyph at an end of slot 1: a block may lie across it" if crossed else "",
+                  _slots_note(contested_empties(p, ev, slots), "reads empty, but a block's colour and glyph are seen there"),
+                  _slots_note(empties_out_of_view(p, ctx.registration, z, orient, first, img.shape, slots),
+                              "lies partly outside the camera's view")):
+        if doubt:
+            uncertain, note = True, _with_note(note, doubt)
     if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
         uncertain, note = True, _with_note(note, "no block seen on the top")
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
@@ -797,3 +802,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
 
 def _with_note(note: str, more: str) -> str:
     return "; ".join(x for x in (note, more) if x)
+
+
+def _slots_note(where: Sequence[int], why: str) -> str:
+    """The note 'slot 0, 2 <why>' for the slots listed; "" for none."""
+    return "slot " + ", ".join(map(str, where)) + " " + why if where else ""

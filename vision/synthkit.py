@@ -317,13 +317,11 @@ def _hands_mask(shape, cam: Camera, hand_seed: int, tray: Tray, opt: SynthOption
 
 def slot_hidden_fractions(cam: Camera, tray: Tray, orient: str, top_z: float, hand_mask: np.ndarray) -> list[float]:
     """How much of each top slot's face the hands hide (0..1), for scoring on slots hidden by at most a tenth."""
-    from vision.top_level import slot_frame
+    from vision.top_level import slot_corners
 
-    L, W, _ = tray.block_mm
-    local = np.array([[-L / 2, -W / 2, 1], [L / 2, -W / 2, 1], [L / 2, W / 2, 1], [-L / 2, W / 2, 1]], dtype=np.float64)
     out = []
     for slot in range(3):
-        xy = (local @ slot_frame(tray, orient, slot).T)[:, :2]
+        xy = slot_corners(tray, orient, slot)
         uv = cam.project(np.column_stack([xy, np.full(4, top_z)]))
         poly = np.zeros(hand_mask.shape, np.uint8)
         cv2.fillConvexPoly(poly, np.round(uv).astype(np.int32), 1)

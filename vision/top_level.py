@@ -164,6 +164,13 @@ def slot_frame(tray: Tray, orient: str, slot: int) -> np.ndarray:
     return np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]], dtype=np.float64)
 
 
+def slot_corners(tray: Tray, orient: str, slot: int) -> np.ndarray:
+    """A slot's four corners (4, 2) in tray mm, going round the block's outline."""
+    L, W, _ = tray.block_mm
+    local = np.array([[-L / 2, -W / 2, 1], [L / 2, -W / 2, 1], [L / 2, W / 2, 1], [-L / 2, W / 2, 1]], dtype=np.float64)
+    return (local @ slot_frame(tray, orient, slot).T)[:, :2]
+
+
 def slot_plane(tray: Tray, reg: Registration, z: float, orient: str, slot: int) -> np.ndarray:
     """Homography from a slot's local mm (slot_frame) at height z to image pixels (read-only):
     the product a frame's slot, glyph and patch cuts all start from, made once per camera."""

@@ -129,8 +129,9 @@ def _rescued(finder: MarkerFinder, gray: np.ndarray, wanted: Mapping[int, np.nda
     whole-frame detectors use (synthetic 707/0054: the two markers left, on one side of the tray,
     placed the camera 90 mm off and the top a slot over). In a crop round its place, with wider
     windows and the crop doubled in size, it is read. (Only with fewer than `rescue_below` found:
-    three markers place the camera well, and most frames missing one have it under a hand.) A hit counts only with its own id, once,
-    its centre within a marker's side of where it should be."""
+    three markers place the camera well, and most frames missing one have it under a hand.) A
+    hit counts only with its own id, once, its centre within a marker's side of where it should
+    be."""
     obj, img, ids = _pairs(wanted, found)
     if not ids or len(ids) == len(wanted):
         return {}
