@@ -28,6 +28,7 @@ from vision.kit import Kit, KitError, Label, load_kit
 from vision.models import train_kernel, train_linear
 from vision.background import learn_background
 from vision.reader import GLYPHS, NO_GLYPH, Pipeline, default_config, merge, top_height
+from vision.lens import fit_lens, lens_from_config
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
 MIN_IMAGES = 6
@@ -331,6 +332,26 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     return models, report, cfg
 
 
+def _learn_lens(cfg: dict, views: list, w: int, h: int, focal: float, log) -> dict:
+    """Fit the lens's radial distortion to the markers' corners and keep it in cfg["camera"] when
+    it fits them clearly better than a pinhole (calibration.lens). What was found, for the report."""
+    lc = cfg["calibration"].get("lens", {})
+    if not lc.get("fit", True):
+        return {"fitted": False}
+    fit = fit_lens(views, w, h, focal)
+    if fit is None:
+        return {"fitted": False}
+    out = {"fitted": True, "radial": [round(v, 5) for v in fit.radial], "rms_px": round(fit.rms_px, 3),
+           "pinhole_rms_px": round(fit.pinhole_rms_px, 3), "kept": False}
+    if fit.keeps_distortion(float(lc.get("min_gain_px", 0.3)), float(lc.get("max_ratio", 0.7))):
+        cfg["camera"].update(focal_px=fit.focal_px, radial=[fit.radial[0], fit.radial[1]], height=int(h))
+        out["kept"] = True
+        log(f"camera: the lens bends lines (k1 {fit.radial[0]:+.3f}, k2 {fit.radial[1]:+.3f}; marker fit "
+            f"{fit.pinhole_rms_px:.2f} -> {fit.rms_px:.2f} px rms): frames are straightened, "
+            f"focal length {fit.focal_px:.1f} px")
+    return out
+
+
 def register_for_learning(cfg: dict, tray, gray: np.ndarray, det) -> object:
     """The tray's registration in a kit photo, from calibration.min_markers markers at least.
     One marker places the camera well enough to read a frame, not to learn from it: its loose
@@ -371,6 +392,10 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     cfg["camera"]["focal_px"] = focal
     cfg["camera"]["width"] = int(w)
     log(f"camera: focal length {focal:.1f} px (marker fit {rms:.2f} px rms) from {len(views)} views")
+    lens_report = _learn_lens(cfg, views, w, h, focal, log)
+    if lens_report.get("kept"):  # every later step sees the photos as the reader will see frames
+        lens = lens_from_config(cfg["camera"])
+        images = {name: lens.straighten(img) for name, img in images.items()}
 
     # 2. registration, tray colour and top height per image
     prepared: list[Prepared] = []
@@ -391,7 +416,8 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     bg = learn_background(kit.tray, [(p.img, p.reg, tl.color_gains(cfg, p.tray_bgr)) for p in prepared],
                           float(cfg["calibration"]["tray_model_px_per_mm"]))
     bg.save(outdir / "tray_model.npz")
-    report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped, "focal_px": focal, "models": {}}
+    report: dict = {"images": len(images), "used": len(prepared), "skipped": skipped,
+                    "focal_px": float(cfg["camera"]["focal_px"]), "lens": lens_report, "models": {}}
     models, mreport, cfg = _train(cfg, kit, prepared, bg, rng, log)
     report["height_method"] = str(cfg["top"].get("height_method", "outline"))
     report["models"] = mreport

@@ -39,6 +39,9 @@ def register(groups) -> None:
     q.add_argument("out")
     q.add_argument("--images", type=int, default=40)
     q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--focal", type=float, default=None, help="the camera's focal length in px (default: drawn per kit)")
+    q.add_argument("--lens", type=float, nargs=2, metavar=("K1", "K2"), default=(0.0, 0.0),
+                   help="radial lens distortion (k1 < 0: barrel, as wide camera modules); default none")
     q.set_defaults(handler=_synthkit)
     q = p.add_parser("evaluate", help="score a calibration on a labelled kit (per-image JSON lines + summary)",
                      description="score a calibration on a labelled kit (per-image JSON lines + summary)")
@@ -153,9 +156,9 @@ def _overlay(args: argparse.Namespace) -> int:
 
 
 def _synthkit(args: argparse.Namespace) -> int:
-    from vision.synthkit import write_kit
+    from vision.synthkit import SynthOptions, write_kit
 
-    write_kit(args.out, args.images, args.seed)
+    write_kit(args.out, args.images, args.seed, SynthOptions(lens_radial=(args.lens[0], args.lens[1])), focal=args.focal)
     print(args.out)
     return 0
 

@@ -271,7 +271,10 @@ def fallen_blocks_in_frame(cfg: Mapping, pipeline, image: np.ndarray, z_top_mm: 
 
     if image is None or image.ndim != 3 or image.shape[2] != 3:
         raise ValueError("the camera frame is not a colour image")
+    from vision.reader import straighten
+
     p = pipeline
+    image = straighten(p, image)  # through the camera's lens, as the reader sees frames
     reg = register(p.cfg, p.tray, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), p.detector)
     tray_bgr = tray_color(p.cfg, p.tray, reg, image)
     return find_fallen_blocks(cfg, p.tray, reg, image, tray_bgr, p.background, color_gains(p.cfg, tray_bgr), z_top_mm)

@@ -28,7 +28,7 @@ from referee.loop.fusion import two_arms
 from vision import top_level as tl
 from vision.hands import find_hands
 from vision.kit import load_kit
-from vision.reader import Pipeline, load_pipeline, top_height
+from vision.reader import Pipeline, load_pipeline, straighten, top_height
 from vision.tray import TrayNotFound, register
 
 
@@ -67,6 +67,7 @@ def score_kit(pipe: Pipeline, kit_path: str | Path) -> dict:
         img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
         if img is None:
             continue
+        img = straighten(pipe, img)  # through the camera's lens, as the reader sees frames
         try:
             reg = register(pipe.cfg, pipe.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), pipe.detector)
         except TrayNotFound:

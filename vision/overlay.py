@@ -11,6 +11,7 @@ from vision.reader import FrameResult, Pipeline, height_seen_by
 
 
 def draw_overlay(p: Pipeline, img: np.ndarray, res: FrameResult) -> np.ndarray:
+    img = res.image if res.image is not None else img  # the frame as read: the registration's pixels are its
     out = img.copy()
     reg = res.registration
     tray = p.tray

@@ -23,6 +23,7 @@ from vision import top_level as tl
 from vision.background import TrayBackground
 from vision.hands import find_hands, hand_grid
 from vision.kit import KitError, Tray, load_tray
+from vision.lens import Lens, lens_from_config
 from vision.models import LinearModel, load_model
 from vision.tray import Registration, TrayNotFound, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
 
@@ -72,6 +73,18 @@ class Pipeline:
         self.height_probes = plane_height.make_probes(self.cfg, self.tray)
         self.tray_points = tl.tray_samples(self.tray)  # where the tray's colour is measured
         self.hand_grid = hand_grid(self.cfg["hands"], self.tray, self.background)  # the hands' cells, whatever the frame
+        self.lens: Lens | None = lens_from_config(self.cfg.get("camera", {}))  # None: a pinhole, frames used as they come
+
+
+def straighten(p: Pipeline, img):
+    """The camera's frame as the rest of the pipeline needs it: straightened through the lens
+    calibration learnt (the same frame when it learnt none). Every way a raw frame enters vision
+    goes through this once; a frame that is not a colour image passes on, for the stage that
+    reads it to say so."""
+    lens = getattr(p, "lens", None)  # (a stand-in pipeline without one: a pinhole)
+    if lens is None or not isinstance(img, np.ndarray) or img.ndim != 3:
+        return img
+    return lens.straighten(img)
 
 
 def load_pipeline(folder: str | Path) -> Pipeline:
@@ -105,7 +118,10 @@ def load_pipeline(folder: str | Path) -> Pipeline:
     single_thread()  # the reader's budget is one core; see single_thread
     cfg = merge(default_config(), over)
     _check_feature_sizes(d, cfg, tray, models)
-    return Pipeline(cfg, tray, models, bg)
+    try:
+        return Pipeline(cfg, tray, models, bg)
+    except ValueError as exc:  # the camera section (the lens) does not make sense
+        raise CalibrationMissing(f"{d / 'config.json'}: {exc}: calibrate again") from None
 
 
 def _check_feature_sizes(d: Path, cfg: dict, tray: Tray, models: Mapping) -> None:
@@ -142,6 +158,9 @@ class FrameResult:
     first_slot: int = 0  # where the top's slot 0 lies on the face found (-1 or 1: shifted_face)
     # the markers' own camera, through which the hands were found (height_seen_by); None: `registration`
     markers_registration: Registration | None = None
+    # the frame as read: straightened through the lens (the camera's own frame when it has none);
+    # the registration's pixels are this frame's
+    image: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 BLOCK_NAMES = tuple(f"{c}-{g}" for c in COLOR_CLASSES[:4] for g in GLYPHS[:7]) + ("wild",)
@@ -756,7 +775,9 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     (shifted_face). A reading that cannot be one level's blocks (a slot of two colours, a glyph
     at an end of the middle block) is read across, at its height or one level up
     (_lone_block_across); one that stays doubtful, and an empty slot that is contested or partly
-    out of view, is reported unsure with a note saying why."""
+    out of view, is reported unsure with a note saying why. The frame is straightened through
+    the lens first (`straighten`); the result's `image` is the frame as read."""
+    img = straighten(p, img)
     ctx = frame_context(p, img)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
     z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
@@ -797,7 +818,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
         uncertain, note = True, _with_note(note, "no block seen on the top")
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
-    return FrameResult(reading, reg, z, o_conf, first, reg0)
+    return FrameResult(reading, reg, z, o_conf, first, reg0, img)
 
 
 def _with_note(note: str, more: str) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 from referee.blocks import Block, Kind, all_block_types
 from vision.geometry import Camera, intrinsics, look_at
 from vision.kit import Tray
+from vision.lens import Lens
 
 ARUCO = cv2.aruco.DICT_4X4_50
 
@@ -204,15 +205,20 @@ class SynthOptions:
     noise_max: float = 7.0
     skin_tones: tuple[int, ...] = tuple(range(len(SKIN_RGB)))
     hide_marker_prob: float = 0.15
+    lens_radial: tuple[float, float] = (0.0, 0.0)  # (k1, k2): a lens that bends lines (k1 < 0: barrel)
 
 
 def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal: float | None = None) -> tuple[np.ndarray, dict]:
     """One RGB image and its label (orientation, slots, hands) plus ground-truth extras."""
-    W, H = opt.width, opt.height
     types = all_block_types()
     L, Wb, Hb = tray.block_mm
     tcx, tcy = tray.tower_center
     f = focal if focal is not None else rng.uniform(*opt.f_range)
+    # with a lens, the scene is drawn through a pinhole on a larger canvas (pad px each side), then
+    # bent into the frame (_through_lens): a barrel lens shows more than the pinhole's frame
+    lens = Lens(f, tuple(opt.lens_radial), opt.width, opt.height) if any(opt.lens_radial) else None
+    pad = _lens_pad(lens) if lens is not None else 0
+    W, H = opt.width + 2 * pad, opt.height + 2 * pad
     K = intrinsics(f, W, H)
     # camera pose: above the tower, a little tilted, any roll; all markers must be in view
     x0, y0, x1, y1 = tray.extent()
@@ -225,8 +231,10 @@ def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal
         roll = rng.choice([0, 90, 180, 270]) + rng.uniform(-15, 15)
         cam = look_at(K, eye, target, roll)
         corners = np.concatenate([np.column_stack([c, np.zeros(4)]) for c in tray.markers.values()])
-        uv = cam.project(corners)
-        if uv[:, 0].min() > 6 and uv[:, 1].min() > 6 and uv[:, 0].max() < W - 6 and uv[:, 1].max() < H - 6:
+        uv = cam.project(corners) - pad
+        if lens is not None:
+            uv = lens.bent_points(uv)
+        if uv[:, 0].min() > 6 and uv[:, 1].min() > 6 and uv[:, 0].max() < opt.width - 6 and uv[:, 1].max() < opt.height - 6:
             break
     light = np.array([rng.normal(0, 0.5), rng.normal(0, 0.5), 1.0])
     light /= np.linalg.norm(light)
@@ -301,6 +309,8 @@ def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal
         cv2.ellipse(img, (int(uv[0]), int(uv[1])), (int(rng.uniform(30, 45)), int(rng.uniform(25, 40))),
                     rng.uniform(0, 180), 0, 360, col, -1, cv2.LINE_AA)
 
+    if lens is not None:
+        img = _through_lens(img, lens, pad)
     img = _photometric(img, rng, opt)
     label = {"orientation": orient, "slots": [b.name if b else None for b in top_blocks], "hands": hands_in}
     extra = {"levels": n_levels, "f": f, "eye": [float(v) for v in cam.center], "hands": hand_truth,
@@ -470,6 +480,26 @@ def _paint_hand(img, cam: Camera, rng, shapes, light) -> None:
         uv = cam.project(np.column_stack([pts, zs]))
         shade = np.array(col, np.float32) * rng.uniform(0.85, 1.05)
         cv2.fillPoly(img, [np.round(uv * 16).astype(np.int32)], tuple(int(v) for v in np.clip(shade, 0, 255)), cv2.LINE_AA, 4)
+
+
+def _lens_pad(lens: Lens) -> int:
+    """How far past the frame (px, each side) the pinhole view must reach for the lens's frame."""
+    w, h = lens.width, lens.height
+    edge = np.array([[x, y] for x in np.linspace(0, w - 1, 9) for y in (0, h - 1)]
+                    + [[x, y] for y in np.linspace(0, h - 1, 9) for x in (0, w - 1)], np.float64)
+    ideal = lens.ideal_points(edge)
+    beyond = max(float(-ideal.min()), float((ideal - [w - 1, h - 1]).max()), 0.0)
+    return int(math.ceil(beyond)) + 2
+
+
+def _through_lens(img: np.ndarray, lens: Lens, pad: int) -> np.ndarray:
+    """The pinhole canvas (`pad` px past the frame each side) as the lens shows it in the frame."""
+    w, h = lens.width, lens.height
+    gx, gy = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+    ideal = lens.ideal_points(np.column_stack([gx.ravel(), gy.ravel()])) + pad
+    mx = ideal[:, 0].reshape(h, w).astype(np.float32)
+    my = ideal[:, 1].reshape(h, w).astype(np.float32)
+    return cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
 def _photometric(img: np.ndarray, rng, opt: SynthOptions) -> np.ndarray:

@@ -28,11 +28,12 @@ class MapGuidedReader:
         considered. Read at the wrong height, slots show as empty (the occupancy model is sharp:
         about 1.0 against 0.01 on the twin), so the level above wins only when a block is there.
         `top_names` (the map's top level) is accepted for readers that use it."""
-        from vision.reader import frame_context, read_frame, read_level
+        from vision.reader import frame_context, read_frame, read_level, straighten
 
         p = self.pipeline
         if z_hint_mm is None:
             return read_frame(p, image, t, seq).reading
+        image = straighten(p, image)  # (read_frame does this itself)
         top = max(1, int(round(z_hint_mm / float(p.tray.block_mm[2]))))
         ctx = frame_context(p, image)
         high, high_occ = read_level(p, ctx, image, top + 1, Tower.orientation(top + 1), t, seq)

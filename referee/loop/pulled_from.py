@@ -37,6 +37,7 @@ def settle_which_spot(question: Question, pipeline: Any, image: np.ndarray, fram
     import cv2
 
     from vision import protrusion as pr
+    from vision.reader import straighten
     from vision.tray import register
 
     if question.kind != "which_spot" or not frames or pipeline is None:
@@ -44,6 +45,8 @@ def settle_which_spot(question: Question, pipeline: Any, image: np.ndarray, fram
     cfg = config or pr.load_config()
     tray = pipeline.tray
     try:
+        image = straighten(pipeline, image)  # through the camera's lens, as the reader sees frames
+        frames = [straighten(pipeline, f) for f in frames]
         reg = register(pipeline.cfg, tray, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), pipeline.detector)
     except Exception:  # the tray is hidden in this frame: the table is asked instead
         return None, {}
