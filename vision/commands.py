@@ -42,6 +42,8 @@ def register(groups) -> None:
     q.add_argument("--focal", type=float, default=None, help="the camera's focal length in px (default: drawn per kit)")
     q.add_argument("--lens", type=float, nargs=2, metavar=("K1", "K2"), default=(0.0, 0.0),
                    help="radial lens distortion (k1 < 0: barrel, as wide camera modules); default none")
+    q.add_argument("--table", choices=("plain", "wood", "cloth"), default="plain",
+                   help="the table round the tray: one colour (default), wood grain or a check cloth")
     q.set_defaults(handler=_synthkit)
     q = p.add_parser("evaluate", help="score a calibration on a labelled kit (per-image JSON lines + summary)",
                      description="score a calibration on a labelled kit (per-image JSON lines + summary)")
@@ -158,7 +160,7 @@ def _overlay(args: argparse.Namespace) -> int:
 def _synthkit(args: argparse.Namespace) -> int:
     from vision.synthkit import SynthOptions, write_kit
 
-    write_kit(args.out, args.images, args.seed, SynthOptions(lens_radial=(args.lens[0], args.lens[1])), focal=args.focal)
+    write_kit(args.out, args.images, args.seed, SynthOptions(lens_radial=(args.lens[0], args.lens[1]), table=args.table), focal=args.focal)
     print(args.out)
     return 0
 

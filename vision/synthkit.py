@@ -206,6 +206,7 @@ class SynthOptions:
     skin_tones: tuple[int, ...] = tuple(range(len(SKIN_RGB)))
     hide_marker_prob: float = 0.15
     lens_radial: tuple[float, float] = (0.0, 0.0)  # (k1, k2): a lens that bends lines (k1 < 0: barrel)
+    table: str = "plain"  # the table round the tray: "plain" (one colour), "wood" (grain) or "cloth" (a check)
 
 
 def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal: float | None = None) -> tuple[np.ndarray, dict]:
@@ -243,6 +244,8 @@ def render_sample(rng: np.random.Generator, tray: Tray, opt: SynthOptions, focal
     table = np.array([rng.uniform(60, 140), rng.uniform(45, 110), rng.uniform(30, 90)])
     img = np.empty((H, W, 3), np.uint8)
     img[:] = table.astype(np.uint8)
+    if opt.table != "plain":
+        img = _table_pattern(img, cam, tray, table, opt.table, rng)
     img = np.clip(img.astype(np.int16) + rng.normal(0, 6, img.shape).astype(np.int16), 0, 255).astype(np.uint8)
     surface = tuple(int(v) for v in rng.uniform([200, 195, 185], [245, 240, 235]))
     ppm = 3.0
@@ -480,6 +483,41 @@ def _paint_hand(img, cam: Camera, rng, shapes, light) -> None:
         uv = cam.project(np.column_stack([pts, zs]))
         shade = np.array(col, np.float32) * rng.uniform(0.85, 1.05)
         cv2.fillPoly(img, [np.round(uv * 16).astype(np.int32)], tuple(int(v) for v in np.clip(shade, 0, 255)), cv2.LINE_AA, 4)
+
+
+def _table_pattern(img: np.ndarray, cam: Camera, tray: Tray, base_rgb: np.ndarray, kind: str,
+                   rng: np.random.Generator) -> np.ndarray:
+    """A table with a pattern round the tray, drawn on the table plane: "wood" (grain a few mm apart,
+    wavy, along a random direction, in planks) or "cloth" (a check of two tones 20-40 mm)."""
+    ppm, reach = 1.0, 700.0  # 1 px per mm, 700 mm round the tower
+    cx, cy = tray.tower_center
+    n = int(2 * reach * ppm)
+    ys, xs = np.mgrid[0:n, 0:n].astype(np.float32) / ppm
+    a = rng.uniform(0, np.pi)
+    u = xs * np.cos(a) + ys * np.sin(a)  # along the grain / one check direction
+    v = -xs * np.sin(a) + ys * np.cos(a)
+    if kind == "wood":
+        period = rng.uniform(4.0, 12.0)
+        plank = rng.uniform(90.0, 160.0)
+        wobble = 6.0 * np.sin(u / rng.uniform(60, 140) + rng.uniform(0, 6.3)) + 3.0 * np.sin(u / 23.0 + v / 41.0)
+        grain = np.sin((v + wobble) * 2 * np.pi / period)
+        shade = 1.0 + rng.uniform(0.06, 0.16) * grain + 0.08 * np.sign(np.sin(v * np.pi / plank))
+        seams = (np.abs(((v % plank) + plank) % plank) < 1.2)
+        shade = np.where(seams, 0.55, shade)
+        tex = np.clip(base_rgb[None, None, :] * shade[..., None], 0, 255)
+    elif kind == "cloth":
+        size = rng.uniform(20.0, 40.0)
+        other = np.clip(base_rgb * rng.uniform(0.55, 0.8) + rng.uniform(-30, 30, 3), 0, 255)
+        check = ((np.floor(u / size) + np.floor(v / size)) % 2).astype(np.float32)
+        tex = base_rgb[None, None, :] * (1 - check[..., None]) + other[None, None, :] * check[..., None]
+    else:
+        raise ValueError(f"unknown table pattern {kind!r} (plain, wood or cloth)")
+    # table px (col, row) -> table mm: x = cx - reach + col/ppm, y = cy + reach - row/ppm (north up)
+    M = np.array([[1 / ppm, 0, cx - reach], [0, -1 / ppm, cy + reach], [0, 0, 1]])
+    Hs = cam.plane_homography(0.0) @ M
+    out = cv2.warpPerspective(tex.astype(np.uint8), Hs, (img.shape[1], img.shape[0]), flags=cv2.INTER_AREA,
+                              borderMode=cv2.BORDER_REPLICATE)
+    return out
 
 
 def _lens_pad(lens: Lens) -> int:
