@@ -29,6 +29,7 @@ def register(groups) -> None:
     m.add_argument("--out", help="write the per-match results here (JSON)")
     m.add_argument("--record", help="write each match's observations to this folder (for tests/loop/recorded)")
     m.add_argument("--workers", type=int, default=1, help="matches played at once, in separate processes")
+    m.add_argument("--table", default="plain", choices=["plain", "checker"], help="the twin table's top (checker: a check cloth)")
 
 
 def _script(args: argparse.Namespace) -> int:
@@ -83,12 +84,13 @@ def register_loop(groups) -> None:
     d.add_argument("--record", help="write the match's observations (readings, sensor events, truth) to this .jsonl.gz, to replay later")
     d.add_argument("--calibration", help="a whole calibration folder from `stacko calibrate` on the twin (vision, load cell, detectors)")
     d.add_argument("--quiet", action="store_true", help="print only the final JSON line")
+    d.add_argument("--table", default="plain", choices=["plain", "checker"], help="the twin table's top (checker: a check cloth)")
 
 
 def _bench_match(args: argparse.Namespace) -> int:
     from referee.loop.bench_match import run_bench as bench
 
-    bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out, args.record, args.workers)
+    bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out, args.record, args.workers, args.table)
     return 0
 
 
@@ -124,7 +126,8 @@ def _demo(args: argparse.Namespace) -> int:
         return 2
     opts = DemoOptions(players=args.players, seed=args.seed, fast=args.fast, serve=not args.no_serve,
                        port=args.port, log=args.log, skill=args.skill, max_turns=args.max_turns,
-                       voice_dir=args.voice_dir, vision_dir=args.vision, calibration_dir=args.calibration, record_to=args.record, quiet=args.quiet)
+                       voice_dir=args.voice_dir, vision_dir=args.vision, calibration_dir=args.calibration, record_to=args.record, quiet=args.quiet,
+                       table=args.table)
     if args.calibration:
         from calibration.files import CalibrationError
         from hardware.detectors.config import DetectorConfigError

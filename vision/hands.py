@@ -38,6 +38,7 @@ import numpy as np
 
 from referee.observations import HandReading
 from vision.kit import Tray
+from vision.table_memory import TableReference
 from vision.tray import Registration, h_inverse
 
 SIDES = ("east", "north", "west", "south")
@@ -291,9 +292,12 @@ def _disk(r: int) -> np.ndarray:
 
 
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
-              bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None) -> HandMask:
+              bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
+              table_ref: TableReference | None = None) -> HandMask:
     """Rectify the tray onto a grid and mark the cells where the camera sees something else.
-    `grid`: `hand_grid(cfg["hands"], tray, bg)`, built once by the caller (else here, per frame)."""
+    `grid`: `hand_grid(cfg["hands"], tray, bg)`, built once by the caller (else here, per frame).
+    `table_ref`: the table as play has shown it (`table_memory`): each table cell is compared
+    with its own remembered colour instead of the frame's one table colour (a patterned table)."""
     hc = cfg["hands"]
     G = grid if grid is not None else hand_grid(hc, tray, bg)
     g = float(hc["cell_mm"])
@@ -333,6 +337,11 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     table &= ~tower
     on_table = np.flatnonzero(table)
     table_med = _median_rows(warped.reshape(-1, 3)[on_table]) if len(on_table) >= 30 else None
+    table_exp = table_med
+    if table_med is not None and table_ref is not None:  # each cell its own remembered colour
+        remembered = cv2.warpPerspective(table_ref.image, table_ref.to_small() @ M, size,
+                                         flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+        table_exp = remembered.reshape(-1, 3)[on_table].astype(np.float32)
     if bg is not None:  # the learnt tray surface behind every cell, in this frame's light (channel by channel)
         g32 = np.asarray(gains, np.float32)
         t32 = np.asarray(tray_bgr, np.float32)
@@ -343,13 +352,13 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
             missing = ~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2]))
         for c in range(3):
             planes[c][missing] = t32[c]
-            if table_med is not None:
-                planes[c].reshape(-1)[on_table] = table_med[c]
+            if table_exp is not None:
+                planes[c].reshape(-1)[on_table] = table_exp[..., c]
         exp = cv2.merge(planes)
     else:
         exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), in_img.shape + (3,)).copy()
-        if table_med is not None:
-            exp.reshape(-1, 3)[on_table] = table_med
+        if table_exp is not None:
+            exp.reshape(-1, 3)[on_table] = table_exp
     known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
     # the table and the tray are lit differently: each gets its own light surface
     changed, ruffled, shady = _tray_change(hc, warped, exp, [known & ~table, known & table], G.ground, G.design)
@@ -1248,11 +1257,12 @@ def _entry_deg(e: np.ndarray, u: np.ndarray, radius: float) -> float:
 
 
 def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
-               bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None) -> tuple[HandReading, ...]:
+               bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
+               table_ref: TableReference | None = None) -> tuple[HandReading, ...]:
     """The hands within one block length of the tower's footprint, each with where its arm comes from
-    (`grid`: as for `hand_mask`)."""
+    (`grid`, `table_ref`: as for `hand_mask`)."""
     hc = cfg["hands"]
-    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid)
+    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref)
     hands: list[HandReading] = []
     arms = counted_arms(hc, arm_entries(cfg, tray, m))
     for a in arms:

@@ -25,6 +25,7 @@ from vision.hands import find_hands, hand_grid
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
 from vision.models import LinearModel, load_model
+from vision.table_memory import TableMemory
 from vision.tray import Registration, TrayNotFound, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.json")
@@ -539,7 +540,7 @@ def _uncertainty(p: Pipeline, slots, o_conf: float | None) -> tuple[bool, str]:
 
 
 def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orientation: str | None = None,
-               t: float = 0.0, frame_seq: int = -1) -> tuple[TopLevelReading, np.ndarray]:
+               t: float = 0.0, frame_seq: int = -1, table: TableMemory | None = None) -> tuple[TopLevelReading, np.ndarray]:
     """The reading if the top were level `level` (its face at level x block height), and each
     slot's occupancy probability. The orientation defaults to the tower's for that level (levels
     alternate); the match loop uses this when its map says which levels the top can be."""
@@ -549,7 +550,8 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     z = float(level) * float(p.tray.block_mm[2])
     ev = slot_evidence(p, ctx, img, z, orient)
     slots = slot_readings(p, ev)
-    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid)
+    ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
+    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
     uncertain, note = _uncertainty(p, slots, None)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
@@ -763,7 +765,8 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     return None
 
 
-def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1) -> FrameResult:
+def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1,
+               table: TableMemory | None = None) -> FrameResult:
     """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen.
 
     A top read with no block at all is no top: when the first height's reading finds no block
@@ -776,7 +779,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     at an end of the middle block) is read across, at its height or one level up
     (_lone_block_across); one that stays doubtful, and an empty slot that is contested or partly
     out of view, is reported unsure with a note saying why. The frame is straightened through
-    the lens first (`straighten`); the result's `image` is the frame as read."""
+    the lens first (`straighten`); the result's `image` is the frame as read. `table`: the
+    table as play has shown it (`table_memory`; the caller teaches it), for the hands."""
     img = straighten(p, img)
     ctx = frame_context(p, img)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
@@ -806,7 +810,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         if across is not None:
             orient, ev, slots, z = across
             o_conf, two, crossed = 1.0 - o_conf, [], False
-    hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid)
+    ref = table.reference(reg0.H, img.shape) if table is not None else None
+    hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid, ref)
     uncertain, note = _uncertainty(p, slots, o_conf)
     for doubt in (_slots_note(two, "shows two colours: not one block"),
                   "a glyph at an end of slot 1: a block may lie across it" if crossed else "",

@@ -56,6 +56,7 @@ class WorldConfig:
     place_jitter_rad: float = 0.004
     n_hands: int = 3
     compliant_mount: bool = True
+    table: str = "plain"  # the table's top: "plain" wood colour, or "checker" (a check cloth, 30 mm squares)
 
     @property
     def tray_top_z(self) -> float:
@@ -155,6 +156,24 @@ def _hand_xml(config: WorldConfig) -> str:
     from hardware.sim.hands import hands_xml
 
     return hands_xml(config.n_hands)
+
+
+TABLES = {
+    # one colour, as before tables had a choice
+    "plain": ('<texture name="table" type="2d" builtin="flat" rgb1="0.36 0.27 0.20" rgb2="0.30 0.22 0.16" mark="none" '
+              'width="64" height="64"/>', "4 4"),
+    # a check cloth: MuJoCo's checker is 2 x 2 squares per repeat, 40 repeats over the 2.4 m table
+    "checker": ('<texture name="table" type="2d" builtin="checker" rgb1="0.42 0.30 0.20" rgb2="0.18 0.28 0.16" '
+                'width="64" height="64"/>', "40 40"),
+}
+
+
+def _table_xml(config: WorldConfig) -> str:
+    """The table's texture and material: what the camera sees round the tray."""
+    if config.table not in TABLES:
+        raise ValueError(f"unknown table {config.table!r}: one of {', '.join(TABLES)}")
+    texture, repeat = TABLES[config.table]
+    return f'{texture}\n    <material name="table" texture="table" texrepeat="{repeat}" specular="0.05"/>'
 
 
 def build_xml(
@@ -260,8 +279,7 @@ def build_xml(
     <texture name="sky" type="skybox" builtin="gradient" rgb1="0.62 0.64 0.68" rgb2="0.22 0.22 0.25" width="128" height="128"/>
     <texture name="tray" type="2d" file="tray.png"/>
     <material name="tray" texture="tray" specular="0.1"/>
-    <texture name="table" type="2d" builtin="flat" rgb1="0.36 0.27 0.20" rgb2="0.30 0.22 0.16" mark="none" width="64" height="64"/>
-    <material name="table" texture="table" texrepeat="4 4" specular="0.05"/>
+    {_table_xml(config)}
     {''.join(tex_xml)}
   </asset>
   <worldbody>

@@ -29,10 +29,10 @@ def _one(opts):
 
 
 def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int = 60, skill: str = "average",
-              out: str | None = None, record: str | None = None, workers: int = 1) -> dict:
+              out: str | None = None, record: str | None = None, workers: int = 1, table: str = "plain") -> dict:
     """`skill` "mixed" cycles careful, average, careless over the matches; `record` writes each
     match's observations to that folder (tests/loop/recorded replays them); `workers` > 1 plays
-    matches in parallel processes."""
+    matches in parallel processes; `table` the twin table's top (hardware.sim.world.TABLES)."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
@@ -47,7 +47,7 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
         rec = str(Path(record) / f"match-s{seed + i:03d}-{sk}.jsonl.gz") if record else None
         plan.append(DemoOptions(players=players, seed=seed + i, fast=True, serve=False, quiet=True,
                                 log=str(folder / f"match-{i}.sqlite"), max_turns=max_turns, skill=sk, record_to=rec,
-                                voice_dir=str(folder / f"voice-{i}")))
+                                voice_dir=str(folder / f"voice-{i}"), table=table))
     if workers > 1:
         from referee.loop.demo import vision_calibration
 

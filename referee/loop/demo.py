@@ -36,6 +36,7 @@ class DemoOptions:
     quiet: bool = False
     options: dict | None = None
     referee_patience_s: float = 6.0  # how long players wait for the referee's call before telling it
+    table: str = "plain"  # the twin table's top (hardware.sim.world.TABLES): "checker" is a check cloth
 
 
 @dataclass
@@ -158,6 +159,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     from hardware.detectors.fusion import SensorDetectors
     from hardware.sim.players import SimPlayer, SkillProfile
     from hardware.sim.twin import Twin
+    from hardware.sim.world import WorldConfig
     from referee.engine import Round
     from referee.loop.fallen_watch import FallenWatch
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
@@ -182,7 +184,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
 
     # The builder stacks the tower under the camera; the referee reads each level as it is laid.
     read_rows, build_asked = read_build(tower, opts, reader, echo)
-    twin = Twin(opts.seed, tower, n_seats=opts.players)
+    twin = Twin(opts.seed, tower, n_seats=opts.players, config=WorldConfig(table=opts.table))
     device_config, detector_settings = table_calibration(opts, echo)
     devices = build_devices("sim", twin=twin, config=device_config, wav_dir=opts.voice_dir,
                             quiet_voice=opts.voice_dir is None and opts.fast)
@@ -365,38 +367,48 @@ def _feel(twin):
     return feel
 
 
-def match_camera(twin, seed: int):
-    """The overhead camera for a match: this room's light (seeded), without shadows, which halves
-    the render time (the calibration kit has both)."""
+def match_look(seed: int):
+    """The match's room light and camera pose (seeded), without shadows, which halves the render
+    time (the calibration kit has both)."""
     from dataclasses import replace as dc_replace
 
-    from hardware.camera import RenderedCamera
     from hardware.sim.render import Look
 
-    look = dc_replace(Look.random(random.Random(seed), 0.4), shadows=False)
+    return dc_replace(Look.random(random.Random(seed), 0.4), shadows=False)
+
+
+def match_camera(twin, seed: int):
+    """The overhead camera for a match (`match_look`)."""
+    from hardware.camera import RenderedCamera
+
+    look = match_look(seed)
     return RenderedCamera(lambda t: twin.render("top", look=look), twin.clock)
 
 
 def read_build(tower: list[list[str | None]], opts: DemoOptions, reader, echo) -> tuple[list[list[str | None]], int]:
     """The builder lays the tower level by level; the referee reads each level with the camera.
 
-    Each level is rendered by a twin holding the levels laid so far. Where the reading is doubtful
-    the referee asks on the page, and the builder (who knows the blocks) answers.
+    Each level is rendered by a twin holding the levels laid so far, seen by the match's camera in
+    the match's light (`match_look`: one table, one camera, as the referee's table memory expects).
+    Where the reading is doubtful the referee asks on the page, and the builder (who knows the
+    blocks) answers.
     """
     from hardware.sim.twin import Twin
+    from hardware.sim.world import WorldConfig
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
     from referee.loop.build import BuildReader
 
     build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET])
+    look = match_look(opts.seed)
     asked = 0
     echo(f"Building: the referee reads the tower level by level ({len(tower)} levels).")
     for k in range(1, len(tower) + 1):
-        twin = Twin(opts.seed * 100 + k, tower[:k], n_seats=opts.players)
+        twin = Twin(opts.seed * 100 + k, tower[:k], n_seats=opts.players, config=WorldConfig(table=opts.table))
         read = None
         for frame in range(6):
             twin.step(0.05)
             try:
-                reading = reader.read(twin.render("top"), twin.t, frame, k * 15.0)
+                reading = reader.read(twin.render("top", look=look), twin.t, frame, k * 15.0)
             except Exception:
                 continue
             read = build.on_frame(reading)

@@ -16,8 +16,11 @@ from referee.tower import Tower
 class MapGuidedReader:
     """TopReader for the match loop: vision's pipeline, told which levels the top can be."""
 
-    def __init__(self, pipeline, new_level_above: float = 0.6, early_level_above: float = 0.97):
+    def __init__(self, pipeline, new_level_above: float = 0.6, early_level_above: float = 0.97,
+                 remember_table: bool = True):
         self.pipeline = pipeline
+        # the table round the tray as play shows it, for the hands on a patterned table (vision.table_memory)
+        self.table = _table_memory() if remember_table else None
         self.new_level_above = new_level_above  # a block on the level above a complete top counts from here
         # Above an incomplete top a block is an early-level foul, rare; and a lone block read one
         # level too high shows up to 0.85 occupancy on the twin, so only near certainty counts.
@@ -32,12 +35,15 @@ class MapGuidedReader:
 
         p = self.pipeline
         if z_hint_mm is None:
-            return read_frame(p, image, t, seq).reading
+            res = read_frame(p, image, t, seq, self.table)
+            self._remember(res.image, res.markers_registration or res.registration, t, bool(res.reading.hands))
+            return res.reading
         image = straighten(p, image)  # (read_frame does this itself)
         top = max(1, int(round(z_hint_mm / float(p.tray.block_mm[2]))))
         ctx = frame_context(p, image)
-        high, high_occ = read_level(p, ctx, image, top + 1, Tower.orientation(top + 1), t, seq)
-        low, low_occ = read_level(p, ctx, image, top, Tower.orientation(top), t, seq)
+        high, high_occ = read_level(p, ctx, image, top + 1, Tower.orientation(top + 1), t, seq, self.table)
+        low, low_occ = read_level(p, ctx, image, top, Tower.orientation(top), t, seq, self.table)
+        self._remember(image, ctx.registration, t, bool(high.hands or low.hands))
         free = [i for i in range(3) if top_names is not None and top_names[i] is None]
         new_on_top = max((low_occ[i] for i in free), default=0.0)
         # A block goes on the top level while it has room; one level up once it is complete (or
@@ -52,3 +58,18 @@ class MapGuidedReader:
         if above >= needed and new_on_top < 0.5:
             return high
         return low
+
+    def _remember(self, image, registration, t: float, hands_seen: bool) -> None:
+        """A snapshot of the table for the memory, when one is due and the frame shows no hand
+        (after the frame is read: the frame being read is not its own reference). An arm the
+        memory kept would read as an arm where it was once it has gone: a false "Uno!" (twin
+        seed 114 with snapshots whatever the frame showed). `registration`: the markers' own."""
+        if self.table is not None and image is not None and not hands_seen:
+            x0, y0, x1, y1 = self.pipeline.tray.extent()
+            self.table.learn(image, registration.H, t, [(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
+
+
+def _table_memory():
+    from vision.table_memory import TableMemory
+
+    return TableMemory()

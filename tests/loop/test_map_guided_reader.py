@@ -23,8 +23,9 @@ def _reader(monkeypatch, high_names, high_occ, low_names, low_occ) -> MapGuidedR
 
     levels = {11: (reading(high_names, "x"), np.array(high_occ)), 10: (reading(low_names, "y"), np.array(low_occ))}
     monkeypatch.setattr("vision.reader.frame_context", lambda p, image: CTX)
-    monkeypatch.setattr("vision.reader.read_level", lambda p, ctx, image, level, orient, t, seq: levels[level])
-    return MapGuidedReader(SimpleNamespace(tray=SimpleNamespace(block_mm=(75.0, 25.0, 15.0))))
+    monkeypatch.setattr("vision.reader.read_level", lambda p, ctx, image, level, orient, t, seq, table=None: levels[level])
+    # (canned readings, no frames: nothing for the table memory to learn)
+    return MapGuidedReader(SimpleNamespace(tray=SimpleNamespace(block_mm=(75.0, 25.0, 15.0))), remember_table=False)
 
 
 def test_the_level_above_a_complete_top_read_across_its_blocks_is_no_new_level(monkeypatch):
@@ -47,3 +48,27 @@ def test_a_block_read_above_an_incomplete_top_needs_near_certainty(monkeypatch):
     assert r.read(None, 0.0, 0, z_hint_mm=150.0, top_names=top).orientation == "y"
     r = _reader(monkeypatch, [None, "red-1", None], [0.2, 0.99, 0.3], list(top), [0.97, 0.05, 0.97])
     assert r.read(None, 0.0, 0, z_hint_mm=150.0, top_names=top).orientation == "x"
+
+
+def test_the_reader_remembers_the_table_from_the_frames_without_hands(monkeypatch):
+    """In play the reader keeps a memory of the table round the tray (vision.table_memory), taught
+    after each frame without a hand is read and handed to vision with the next; a frame with a
+    hand teaches it nothing (an arm remembered would show as an arm once it has gone)."""
+    seen_tables = []
+    reg = SimpleNamespace(H=np.eye(3))
+    hand = SimpleNamespace(side="east")
+    hands_by_seq = {0: (hand,), 1: (), 2: (), 3: (), 4: ()}
+
+    def read_frame(p, image, t, seq, table=None):
+        seen_tables.append(table.reference(reg.H, image.shape) if table is not None else None)
+        return SimpleNamespace(reading=TopLevelReading("x", (), hands_by_seq[seq]), image=image + seq,
+                               registration=reg, markers_registration=reg)
+
+    monkeypatch.setattr("vision.reader.read_frame", read_frame)
+    tray = SimpleNamespace(block_mm=(75.0, 25.0, 15.0), extent=lambda: (8.0, 8.0, 272.0, 272.0))
+    r = MapGuidedReader(SimpleNamespace(tray=tray))
+    frame = np.full((48, 64, 3), 90, np.uint8)
+    for seq in range(5):
+        r.read(frame, 0.6 * seq, seq)
+    assert seen_tables[:4] == [None] * 4  # three snapshots are needed, and the frame with a hand is none
+    assert int(seen_tables[4].image.mean()) == 92  # the median of frames 1-3 (90 + 1, 2, 3)

@@ -100,3 +100,18 @@ def test_a_block_that_slides_off_the_top_just_after_release_has_fallen_from_that
         assert twin.collapsed
         assert placed.name in twin.fallen
         assert twin.collapse_time - flicked_t < 0.3
+
+
+def test_the_table_can_be_a_check_cloth_and_the_camera_sees_its_squares():
+    plain, checker = (Twin(seed=2, config=WorldConfig(table=t)) for t in ("plain", "checker"))
+    try:
+        corner = [tw.render("top")[:40, :40].astype(float).mean(axis=2) for tw in (plain, checker)]
+    finally:
+        plain.close()
+        checker.close()
+    assert corner[1].std() > corner[0].std() + 10  # squares of two tones against one colour
+
+
+def test_an_unknown_table_is_refused():
+    with pytest.raises(ValueError, match="unknown table"):
+        build_world(seed=1, config=WorldConfig(table="marble"))
