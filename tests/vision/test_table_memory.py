@@ -104,3 +104,20 @@ def test_a_real_hand_on_a_check_cloth_is_still_seen_with_the_table_remembered(se
     mem.learn(clear, reg.H, 0.0, CORNERS)
     hands, _ = _hands(with_hand, meta["extra"]["levels"], mem.reference(reg.H, clear.shape))
     assert len(hands) == 1
+
+
+@pytest.mark.parametrize("gain", [0.7, 1.3])
+def test_a_room_light_that_changes_after_the_table_was_remembered_makes_no_phantom_arm(gain):
+    clear, meta = _cloth_scene(22, (1, 0, 0))
+    with_hand, _ = _cloth_scene(22, (0, 1, 0))
+    levels = meta["extra"]["levels"]
+    _, reg = _hands(clear, levels)
+    mem = TableMemory(min_frames=1)
+    mem.learn(clear, reg.H, 0.0, CORNERS)
+    ref = mem.reference(reg.H, clear.shape)
+
+    def relit(img):
+        return np.clip(img.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+
+    assert _hands(relit(clear), levels, ref)[0] == ()
+    assert len(_hands(relit(with_hand), levels, ref)[0]) == 1
