@@ -82,7 +82,7 @@ def straighten(p: Pipeline, img):
     calibration learnt (the same frame when it learnt none). Every way a raw frame enters vision
     goes through this once; a frame that is not a colour image passes on, for the stage that
     reads it to say so."""
-    lens = getattr(p, "lens", None)  # (a stand-in pipeline without one: a pinhole)
+    lens = getattr(p, "lens", None)  # (a stand-in pipeline, as the loop's tests give: a pinhole)
     if lens is None or not isinstance(img, np.ndarray) or img.ndim != 3:
         return img
     return lens.straighten(img)

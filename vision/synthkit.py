@@ -502,7 +502,7 @@ def _table_pattern(img: np.ndarray, cam: Camera, tray: Tray, base_rgb: np.ndarra
         wobble = 6.0 * np.sin(u / rng.uniform(60, 140) + rng.uniform(0, 6.3)) + 3.0 * np.sin(u / 23.0 + v / 41.0)
         grain = np.sin((v + wobble) * 2 * np.pi / period)
         shade = 1.0 + rng.uniform(0.06, 0.16) * grain + 0.08 * np.sign(np.sin(v * np.pi / plank))
-        seams = (np.abs(((v % plank) + plank) % plank) < 1.2)
+        seams = v % plank < 1.2
         shade = np.where(seams, 0.55, shade)
         tex = np.clip(base_rgb[None, None, :] * shade[..., None], 0, 255)
     elif kind == "cloth":
@@ -515,9 +515,8 @@ def _table_pattern(img: np.ndarray, cam: Camera, tray: Tray, base_rgb: np.ndarra
     # table px (col, row) -> table mm: x = cx - reach + col/ppm, y = cy + reach - row/ppm (north up)
     M = np.array([[1 / ppm, 0, cx - reach], [0, -1 / ppm, cy + reach], [0, 0, 1]])
     Hs = cam.plane_homography(0.0) @ M
-    out = cv2.warpPerspective(tex.astype(np.uint8), Hs, (img.shape[1], img.shape[0]), flags=cv2.INTER_AREA,
-                              borderMode=cv2.BORDER_REPLICATE)
-    return out
+    return cv2.warpPerspective(tex.astype(np.uint8), Hs, (img.shape[1], img.shape[0]), flags=cv2.INTER_AREA,
+                               borderMode=cv2.BORDER_REPLICATE)
 
 
 def _lens_pad(lens: Lens) -> int:

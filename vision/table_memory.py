@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.geometry import apply_h
+
 
 @dataclass(frozen=True)
 class TableReference:
@@ -39,20 +41,21 @@ class TableReference:
 class TableMemory:
     """Snapshots of the frame, one per `every_s` seconds of frame time, the last `frames` kept at
     `scale` of the frame's size; the reference is their per-pixel median once `min_frames` are in.
-    A camera or tray that moves (the markers' homography shifts a tray corner by more than
+    A camera or tray that moves (the markers' homography shifts one of `corners_mm`, the tray's
+    corners in tray mm, by more than
     `moved_px`) starts it afresh: the remembered table no longer lies where it did, and snapshots
     moved into the new view would carry the old light and shadows with them (tried: the twin's
     build, rendered in its own light, made phantom arms in a match on the plain table)."""
 
-    def __init__(self, frames: int = 15, min_frames: int = 3, every_s: float = 0.5, scale: float = 0.25,
-                 moved_px: float = 3.0):
+    def __init__(self, corners_mm, frames: int = 15, min_frames: int = 3, every_s: float = 0.5,
+                 scale: float = 0.25, moved_px: float = 3.0):
         if frames < 1 or not 1 <= min_frames <= frames or every_s < 0 or not 0 < scale <= 1:
             raise ValueError("a table memory needs 1 <= min_frames <= frames, every_s >= 0 and 0 < scale <= 1")
         self.frames, self.min_frames, self.every_s, self.scale = frames, min_frames, every_s, scale
         self.moved_px = moved_px
+        self.corners_mm = np.asarray(corners_mm, np.float64).reshape(-1, 2)
         self._snaps: deque[np.ndarray] = deque(maxlen=frames)
-        self._H: np.ndarray | None = None
-        self._corners: np.ndarray | None = None
+        self._H: np.ndarray | None = None  # the markers' homography the snapshots were taken with
         self._last_t: float | None = None  # the last snapshot's frame time
         self._clock: float | None = None  # the last frame's time: one earlier than it is a new clock
         self._ref: TableReference | None = None
@@ -67,7 +70,7 @@ class TableMemory:
             self._ref = TableReference(np.median(np.stack(self._snaps), axis=0).astype(np.uint8), self.scale)
         return self._ref
 
-    def learn(self, img: np.ndarray, H: np.ndarray, t: float, tray_corners_mm: np.ndarray) -> bool:
+    def learn(self, img: np.ndarray, H: np.ndarray, t: float) -> bool:
         """Take a snapshot of the frame if one is due (returns whether it was taken): `every_s`
         after the last one, or at once when the frame time went back (a new clock: the twin's
         build renders each level in a world of its own, whose time starts again)."""
@@ -77,7 +80,6 @@ class TableMemory:
             self.clear()
         if self._H is None:
             self._H = np.asarray(H, np.float64)
-            self._corners = np.asarray(tray_corners_mm, np.float64).reshape(-1, 2)
         if self._last_t is not None and not restarted and t - self._last_t < self.every_s:
             return False
         h, w = _small_shape(img.shape, self.scale)
@@ -88,19 +90,16 @@ class TableMemory:
 
     def clear(self) -> None:
         self._snaps.clear()
-        self._H = self._corners = self._last_t = self._clock = None
+        self._H = self._last_t = self._clock = None
         self._ref = None
 
     def _moved(self, H: np.ndarray) -> bool:
         """Whether the markers' homography H puts a tray corner more than `moved_px` from where
         the snapshots' did."""
-        if self._H is None or self._corners is None:
+        if self._H is None:
             return False
-        return float(np.abs(_apply(H, self._corners) - _apply(self._H, self._corners)).max()) > self.moved_px
+        return float(np.abs(apply_h(H, self.corners_mm) - apply_h(self._H, self.corners_mm)).max()) > self.moved_px
+
 
 def _small_shape(shape: tuple[int, ...], scale: float) -> tuple[int, int]:
     return max(1, int(round(shape[0] * scale))), max(1, int(round(shape[1] * scale)))
-
-
-def _apply(H: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), np.asarray(H, np.float64)).reshape(-1, 2)

@@ -19,8 +19,13 @@ class MapGuidedReader:
     def __init__(self, pipeline, new_level_above: float = 0.6, early_level_above: float = 0.97,
                  remember_table: bool = True):
         self.pipeline = pipeline
-        # the table round the tray as play shows it, for the hands on a patterned table (vision.table_memory)
-        self.table = _table_memory() if remember_table else None
+        # the table round the tray as play shows it, for the hands on a patterned table
+        self.table = None
+        if remember_table:
+            from vision.table_memory import TableMemory
+
+            x0, y0, x1, y1 = pipeline.tray.extent()
+            self.table = TableMemory([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
         self.new_level_above = new_level_above  # a block on the level above a complete top counts from here
         # Above an incomplete top a block is an early-level foul, rare; and a lone block read one
         # level too high shows up to 0.85 occupancy on the twin, so only near certainty counts.
@@ -65,11 +70,4 @@ class MapGuidedReader:
         memory kept would read as an arm where it was once it has gone: a false "Uno!" (twin
         seed 114 with snapshots whatever the frame showed). `registration`: the markers' own."""
         if self.table is not None and image is not None and not hands_seen:
-            x0, y0, x1, y1 = self.pipeline.tray.extent()
-            self.table.learn(image, registration.H, t, [(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
-
-
-def _table_memory():
-    from vision.table_memory import TableMemory
-
-    return TableMemory()
+            self.table.learn(image, registration.H, t)

@@ -24,50 +24,50 @@ def _frame(value: int, shape=(48, 64, 3)) -> np.ndarray:
 
 
 def test_nothing_is_remembered_before_enough_snapshots():
-    mem = TableMemory(every_s=0.0, min_frames=3)
+    mem = TableMemory(CORNERS, every_s=0.0, min_frames=3)
     for t in range(3):
         assert mem.reference(H0, (48, 64, 3)) is None
-        mem.learn(_frame(100), H0, float(t), CORNERS)
+        mem.learn(_frame(100), H0, float(t))
     assert mem.reference(H0, (48, 64, 3)) is not None
 
 
 def test_snapshots_are_taken_at_most_every_interval_of_frame_time():
-    mem = TableMemory(every_s=0.5)
-    assert mem.learn(_frame(10), H0, 0.0, CORNERS)
-    assert not mem.learn(_frame(10), H0, 0.3, CORNERS)
-    assert mem.learn(_frame(10), H0, 0.6, CORNERS)
-    assert mem.learn(_frame(10), H0, 0.1, CORNERS)  # the clock started again (a new world, a replay)
-    assert not mem.learn(_frame(10), H0, 0.2, CORNERS)
+    mem = TableMemory(CORNERS, every_s=0.5)
+    assert mem.learn(_frame(10), H0, 0.0)
+    assert not mem.learn(_frame(10), H0, 0.3)
+    assert mem.learn(_frame(10), H0, 0.6)
+    assert mem.learn(_frame(10), H0, 0.1)  # the clock started again (a new world, a replay)
+    assert not mem.learn(_frame(10), H0, 0.2)
 
 
 def test_a_hand_passing_through_is_outvoted_by_the_table():
-    mem = TableMemory(every_s=0.0, scale=1.0)
+    mem = TableMemory(CORNERS, every_s=0.0, scale=1.0)
     for t, v in enumerate((100, 100, 30, 100, 100)):  # one snapshot with something dark over the table
-        mem.learn(_frame(v), H0, float(t), CORNERS)
+        mem.learn(_frame(v), H0, float(t))
     ref = mem.reference(H0, (48, 64, 3))
     assert ref is not None and int(ref.image.max()) == int(ref.image.min()) == 100
 
 
 def test_a_camera_that_moves_starts_the_memory_afresh():
-    mem = TableMemory(every_s=0.0, moved_px=3.0, min_frames=1)
-    mem.learn(_frame(100), H0, 0.0, CORNERS)
+    mem = TableMemory(CORNERS, every_s=0.0, moved_px=3.0, min_frames=1)
+    mem.learn(_frame(100), H0, 0.0)
     bumped = np.array([[1.0, 0, 10.0], [0, 1.0, 0], [0, 0, 1.0]])
     assert mem.reference(bumped, (48, 64, 3)) is None  # the remembered table lies elsewhere now
-    mem.learn(_frame(50), bumped, 1.0, CORNERS)
+    mem.learn(_frame(50), bumped, 1.0)
     ref = mem.reference(bumped, (48, 64, 3))
     assert ref is not None and int(ref.image.max()) == 50  # only what the moved camera has seen
 
 
 def test_a_frame_of_another_size_is_not_compared_with_the_memory():
-    mem = TableMemory(every_s=0.0, min_frames=1)
-    mem.learn(_frame(100), H0, 0.0, CORNERS)
+    mem = TableMemory(CORNERS, every_s=0.0, min_frames=1)
+    mem.learn(_frame(100), H0, 0.0)
     assert mem.reference(H0, (96, 128, 3)) is None
 
 
 @pytest.mark.parametrize("kw", [{"frames": 0}, {"min_frames": 5, "frames": 3}, {"scale": 0.0}, {"every_s": -1.0}])
 def test_a_memory_that_cannot_work_is_refused(kw):
     with pytest.raises(ValueError):
-        TableMemory(**kw)
+        TableMemory(CORNERS, **kw)
 
 
 def _cloth_scene(seed: int, hands: tuple[float, float, float]):
@@ -89,8 +89,8 @@ def test_a_check_cloth_shows_no_hands_once_the_table_is_remembered():
     levels = meta["extra"]["levels"]
     phantoms, reg = _hands(clear, levels)
     assert len(phantoms) >= 1  # the cloth's squares read as arms when the table is one colour
-    mem = TableMemory(min_frames=1)
-    mem.learn(clear, reg.H, 0.0, CORNERS)
+    mem = TableMemory(CORNERS, min_frames=1)
+    mem.learn(clear, reg.H, 0.0)
     assert _hands(clear, levels, mem.reference(reg.H, clear.shape))[0] == ()
 
 
@@ -100,8 +100,8 @@ def test_a_real_hand_on_a_check_cloth_is_still_seen_with_the_table_remembered(se
     with_hand, meta_hand = _cloth_scene(seed, (0, 1, 0))
     assert meta_hand["label"]["hands"] == 1
     _, reg = _hands(clear, meta["extra"]["levels"])
-    mem = TableMemory(min_frames=1)
-    mem.learn(clear, reg.H, 0.0, CORNERS)
+    mem = TableMemory(CORNERS, min_frames=1)
+    mem.learn(clear, reg.H, 0.0)
     hands, _ = _hands(with_hand, meta["extra"]["levels"], mem.reference(reg.H, clear.shape))
     assert len(hands) == 1
 
@@ -112,8 +112,8 @@ def test_a_room_light_that_changes_after_the_table_was_remembered_makes_no_phant
     with_hand, _ = _cloth_scene(22, (0, 1, 0))
     levels = meta["extra"]["levels"]
     _, reg = _hands(clear, levels)
-    mem = TableMemory(min_frames=1)
-    mem.learn(clear, reg.H, 0.0, CORNERS)
+    mem = TableMemory(CORNERS, min_frames=1)
+    mem.learn(clear, reg.H, 0.0)
     ref = mem.reference(reg.H, clear.shape)
 
     def relit(img):
