@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import cv2
+import numpy as np
 
 from referee.blocks import Block
 from referee.cli import main
@@ -63,3 +63,22 @@ def test_calibration_reads_its_own_kit_mostly_right(calibration, small_kit):
     assert s["errors"] == 0
     assert s["per_slot"] >= 0.7
     assert s["orientation"] >= 0.8
+
+
+def test_a_photo_five_times_the_kits_size_reads_as_the_photo_itself(calibration, small_kit, tmp_path, capsys):
+    """A camera set to a higher resolution than the kit was shot at: the marker detector's
+    threshold windows are pixels, so the frame is shrunk to the calibration's size first."""
+    from vision.reader import calibrated_size, load_pipeline, read_frame
+
+    name = sorted((small_kit / "images").iterdir())[0]
+    img = cv2.imread(str(name))
+    big = cv2.resize(img, None, fx=5, fy=5, interpolation=cv2.INTER_CUBIC)
+    cv2.imwrite(str(tmp_path / "big.png"), big)
+    _, lines = _run(capsys, ["vision", "identify", str(calibration), str(name), str(tmp_path / "big.png")])
+    assert "error" not in lines[1]
+    assert {k: lines[1][k] for k in ("orientation", "slots", "hands")} == {k: lines[0][k] for k in ("orientation", "slots", "hands")}
+    pipe = load_pipeline(calibration)
+    assert read_frame(pipe, big).image.shape == img.shape  # (the frame as read)
+    assert calibrated_size(pipe, img) is img
+    pipe.cfg["camera"]["shrink_from"] = 0.0  # off: read at its own size
+    assert read_frame(pipe, big).image.shape == big.shape
