@@ -27,7 +27,7 @@ from vision.hands import find_hands, hand_grid
 from vision.kit import Kit, KitError, Label, load_kit
 from vision.models import train_kernel, train_linear
 from vision.background import learn_background
-from vision.reader import GLYPHS, NO_GLYPH, Pipeline, default_config, merge, top_height
+from vision.reader import GLYPHS, NO_GLYPH, Pipeline, default_config, has_colour, merge, top_height
 from vision.lens import fit_lens, lens_from_config
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
@@ -377,6 +377,9 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
         img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
         if img is None:
             raise KitError(f"the kit image {kit.image_path(name)} cannot be read as an image")
+        if not has_colour(img):
+            raise KitError(f"the kit image {kit.image_path(name)} has no colour (a black-and-white photo): "
+                           "calibration learns the blocks' colours from colour photos")
         images[name] = img
         sizes.add(img.shape[:2])
         obj, pix, ids = correspondences(kit.tray, detect_markers(det, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), kit.tray.markers))

@@ -315,13 +315,30 @@ def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: st
     return _memo(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img), make)
 
 
+NO_COLOUR = ("the picture has no colour (a black-and-white camera or image): the blocks' colours cannot be read; "
+             "set the camera to colour")
+
+
+def has_colour(img: np.ndarray, step: int = 8, least: int = 4) -> bool:
+    """Whether a 3-channel frame shows any colour: some pixel of a sparse grid (every `step`th
+    row and column) whose channels differ by `least` or more. A grey-scale picture saved as
+    colour has three equal channels, and read so its blocks came out green, blue and yellow
+    (two of three wrong on a fresh kit's photo, one given at 0.71); a tower's painted blocks
+    always show some colour."""
+    sub = np.ascontiguousarray(img[::step, ::step])
+    return bool((sub.max(axis=2).astype(np.int16) - sub.min(axis=2)).max() >= least)
+
+
 def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
     """Register the tray and measure the light. Raises ValueError for a frame that is not a
-    colour image and TrayNotFound when the markers cannot be seen."""
+    colour image (or one without colour, `has_colour`) and TrayNotFound when the markers cannot
+    be seen."""
     if img is None or not isinstance(img, np.ndarray) or img.ndim != 3 or img.shape[2] != 3:
         raise ValueError("the frame is not a colour image")
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     reg = register(p.cfg, p.tray, gray, p.detector)
+    if not has_colour(img):
+        raise ValueError(NO_COLOUR)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img, p.tray_points)
     return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr), {})
 

@@ -24,6 +24,17 @@ def test_missing_labels_file_is_named(small_kit, tmp_path):
         calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
 
 
+def test_a_black_and_white_photo_in_the_kit_is_named(small_kit, tmp_path):
+    import cv2
+
+    kit = _copy(small_kit, tmp_path)
+    photo = sorted((kit / "images").iterdir())[3]
+    grey = cv2.cvtColor(cv2.imread(str(photo)), cv2.COLOR_BGR2GRAY)
+    cv2.imwrite(str(photo), cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR))  # saved as colour, three equal channels
+    with pytest.raises(KitError, match=f"{photo.name} has no colour"):
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
 def test_unknown_block_name_is_rejected(small_kit, tmp_path):
     kit = _copy(small_kit, tmp_path)
     labels = json.loads((kit / "labels.json").read_text())

@@ -47,6 +47,16 @@ def test_unreadable_and_trayless_images_give_error_lines_and_the_rest_is_read(ca
     assert "error" not in lines[3] and len(lines[3]["slots"]) == 3
 
 
+def test_a_black_and_white_picture_is_reported_not_read_as_guessed_colours(calibration, small_kit, tmp_path, capsys):
+    """Read as colour, a grey-scale photo's blocks came out green, blue and yellow."""
+    good = sorted((small_kit / "images").iterdir())[0]
+    grey = tmp_path / "grey.png"
+    cv2.imwrite(str(grey), cv2.cvtColor(cv2.imread(str(good)), cv2.COLOR_BGR2GRAY))
+    _, lines = _run(capsys, ["vision", "identify", str(calibration), str(grey), str(good)])
+    assert "no colour" in lines[0]["error"] and "camera" in lines[0]["error"]
+    assert "error" not in lines[1]
+
+
 def test_identify_without_a_calibration_explains_how_to_make_one(tmp_path, capsys):
     code = main(["vision", "identify", str(tmp_path / "nothing"), "x.png"])
     err = capsys.readouterr().err
