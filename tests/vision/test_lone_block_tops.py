@@ -166,6 +166,12 @@ def test_an_empty_slot_whose_colour_and_glyph_are_read_surely_is_contested(pipe)
     assert reader.contested_empties(pipe, ev, _reading("red-1", None, None)) == [1]
 
 
+def test_an_empty_slot_whose_glyph_is_read_well_beside_a_sure_colour_is_contested(pipe):
+    # synthetic 5103/0051: a red 1 at occupancy 0.29, its colour at 1.00 and glyph at 0.83
+    ev = _evidence([0.29, 0.98, 0.03], [1.0, 1.0, 0.6], [0.83, 0.96, 0.06])
+    assert reader.contested_empties(pipe, ev, _reading(None, "green-4", None)) == [0]
+
+
 def test_an_empty_slot_with_no_glyph_is_not_contested(pipe):
     ev = _evidence([0.9, 0.01, 0.02], [0.99, 1.0, 0.6], [0.98, 0.4, 0.35])
     assert reader.contested_empties(pipe, ev, _reading("red-1", None, None)) == []
