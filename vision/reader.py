@@ -322,9 +322,9 @@ NO_COLOUR = ("the picture has no colour (a black-and-white camera or image): the
 def has_colour(img: np.ndarray, step: int = 8, least: int = 4) -> bool:
     """Whether a 3-channel frame shows any colour: some pixel of a sparse grid (every `step`th
     row and column) whose channels differ by `least` or more. A grey-scale picture saved as
-    colour has three equal channels, and read so its blocks came out green, blue and yellow
-    (two of three wrong on a fresh kit's photo, one given at 0.71); a tower's painted blocks
-    always show some colour."""
+    colour has three equal channels, and read so a fresh kit's photo came out green 1, green 2,
+    yellow 3 for red 1, green 2, red 3 (the yellow at 0.71); a tower's painted blocks always show
+    some colour."""
     sub = np.ascontiguousarray(img[::step, ::step])
     return bool((sub.max(axis=2).astype(np.int16) - sub.min(axis=2)).max() >= least)
 

@@ -48,7 +48,8 @@ def test_unreadable_and_trayless_images_give_error_lines_and_the_rest_is_read(ca
 
 
 def test_a_black_and_white_picture_is_reported_not_read_as_guessed_colours(calibration, small_kit, tmp_path, capsys):
-    """Read as colour, a grey-scale photo's blocks came out green, blue and yellow."""
+    """Read as colour, a grey copy of a fresh kit's photo came out green 1, green 2, yellow 3
+    for red 1, green 2, red 3."""
     good = sorted((small_kit / "images").iterdir())[0]
     grey = tmp_path / "grey.png"
     cv2.imwrite(str(grey), cv2.cvtColor(cv2.imread(str(good)), cv2.COLOR_BGR2GRAY))
