@@ -324,9 +324,11 @@ def has_colour(img: np.ndarray, step: int = 8, least: int = 4) -> bool:
     row and column) whose channels differ by `least` or more. A grey-scale picture saved as
     colour has three equal channels, and read so a fresh kit's photo came out green 1, green 2,
     yellow 3 for red 1, green 2, red 3 (the yellow at 0.71); a tower's painted blocks always show
-    some colour."""
-    sub = np.ascontiguousarray(img[::step, ::step])
-    return bool((sub.max(axis=2).astype(np.int16) - sub.min(axis=2)).max() >= least)
+    some colour. About 10 us a frame (OpenCV on a nearest-pixel shrink)."""
+    h, w = img.shape[:2]
+    sub = cv2.resize(img, (max(1, w // step), max(1, h // step)), interpolation=cv2.INTER_NEAREST)
+    b, g, r = cv2.split(sub)
+    return max(cv2.norm(b, g, cv2.NORM_INF), cv2.norm(g, r, cv2.NORM_INF)) >= least
 
 
 def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
