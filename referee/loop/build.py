@@ -45,13 +45,19 @@ class BuildReader:
         return [lv.names for lv in self.levels]
 
     def on_frame(self, reading: TopLevelReading) -> LevelRead | None:
-        """Feed one frame; returns the level once it has been read steadily (else None)."""
+        """Feed one frame; returns the level once it has been read steadily (else None).
+
+        Every level of the build holds three blocks, so a slot read surely empty is one not laid
+        yet. A slot read empty without confidence is a block the camera cannot name (the twin's
+        Wild in the middle of level 1, seed 110, read so on every frame): the level is taken with
+        that slot doubtful, for the builder to name, instead of waiting for a reading that never
+        comes while the builder lays the levels above."""
         level = self.next_level
         if reading.hands or reading.orientation != Tower.orientation(level):
             self._stable = 0
             return None
         names = tuple(reading.names)
-        if any(n is None for n in names):
+        if any(n is None and s.confidence >= self.config.min_confidence for n, s in zip(names, reading.slots)):
             self._stable = 0
             return None
         self._stable = self._stable + 1 if names == self._last else 1

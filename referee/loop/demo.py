@@ -423,7 +423,10 @@ def read_build(tower: list[list[str | None]], opts: DemoOptions, reader, echo) -
             continue
         for slot in build.doubtful_slots(read):
             asked += 1
-            echo(f"Level {k}, slot {slot}: is it {read.names[slot]}? The builder says {truth[slot]}.")
+            if read.names[slot] is None:
+                echo(f"Level {k}, slot {slot}: the camera cannot name this block. The builder says {truth[slot]}.")
+            else:
+                echo(f"Level {k}, slot {slot}: is it {read.names[slot]}? The builder says {truth[slot]}.")
             read.names[slot] = truth[slot]
             read.asked.append(slot)
         build.accept(read)

@@ -172,7 +172,7 @@ def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | 
             continue
         doubtful = build.doubtful_slots(read)
         build.accept(read)
-        names = ", ".join(n or "empty" for n in read.names)
+        names = ", ".join(n or "a block the camera cannot name" for n in read.names)  # (a level holds three)
         clash = build.over_counted()
         if doubtful or clash:
             spots = ", ".join(f"level {lv} slot {s}" for lv, s in clash)
