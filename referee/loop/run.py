@@ -149,37 +149,49 @@ REOPENED: list = []  # _read_tower's answer when an Undo on the page reopened th
 
 
 def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | None]] | None:
-    """Read levels as they are laid until the builder presses "confirm" (or 15 levels are read).
-    Meanwhile the page may still take back the call that ended the last round (REOPENED)."""
+    """Read levels as they are laid until the builder presses "confirm" (or the whole set is read).
+    A block the camera cannot name, reads unsurely, or reads once too often for the box is asked
+    about on the page (`BuildQuestions`: its colour, then its number or symbol); the build ends
+    only once every such question is answered. Meanwhile the page may still take back the call
+    that ended the last round (REOPENED)."""
+    from referee.loop.build_questions import BuildQuestions
+
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
-    while tick():
-        session.poll_page()
-        if session.round is not None and not session.round.over:
-            return REOPENED
-        for press in devices.buttons.read() if devices.buttons is not None else []:
-            if press.button == "confirm" and build.levels:
-                return build.rows()
-        frame = devices.camera.read() if devices.camera is not None else None
-        if frame is None:
-            continue
-        try:
-            reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
-        except Exception as exc:
-            echo(f"camera frame unreadable: {exc}")
-            continue
-        read = build.on_frame(reading)
-        if read is None:
-            continue
-        doubtful = build.doubtful_slots(read)
-        build.accept(read)
-        names = ", ".join(n or "a block the camera cannot name" for n in read.names)  # (a level holds three)
-        clash = build.over_counted()
-        if doubtful or clash:
-            spots = ", ".join(f"level {lv} slot {s}" for lv, s in clash)
-            session.announce([f"Level {read.level}: please check slots {doubtful} ({names})."
-                                    + (f" Too many of one block: {spots}." if clash else "")], urgent=True)
-        else:
-            echo(f"Level {read.level}: {names}")
-        if len(build.rows()) * 3 >= len(build.block_set):
-            return build.rows()  # every block of the set is in the tower
-    return None
+    questions = BuildQuestions(build, session)
+    play_answers, session.on_answer = session.on_answer, questions.on_answer
+    try:
+        while tick():
+            session.poll_page()
+            if session.round is not None and not session.round.over:
+                questions.withdraw()
+                return REOPENED
+            questions.poll()
+            for press in devices.buttons.read() if devices.buttons is not None else []:
+                if press.button == "confirm" and build.levels:
+                    if not questions.open:
+                        return build.rows()
+                    session.announce(["Name the blocks the page asks about, then confirm."], urgent=True)
+            if len(build.rows()) * 3 >= len(build.block_set) and not questions.open:
+                return build.rows()  # every block of the set is in the tower
+            frame = devices.camera.read() if devices.camera is not None else None
+            if frame is None or len(build.rows()) * 3 >= len(build.block_set):
+                continue
+            try:
+                reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
+            except Exception as exc:
+                echo(f"camera frame unreadable: {exc}")
+                continue
+            read = build.on_frame(reading)
+            if read is None:
+                continue
+            doubtful = build.doubtful_slots(read)
+            build.accept(read)
+            echo(f"Level {read.level}: " + ", ".join(n or "a block the camera cannot name" for n in read.names))
+            for slot in doubtful:
+                questions.add(read.level, slot)
+            for level, slot in build.over_counted():
+                questions.add(level, slot)
+            questions.poll()
+        return None
+    finally:
+        session.on_answer = play_answers

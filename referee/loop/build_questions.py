@@ -1,0 +1,87 @@
+"""The blocks of the build the referee must ask the builder about, asked on the page one at a time.
+
+A block the camera cannot name, or read with too little confidence, or one of two the box cannot
+both hold (a third red 3), is the builder's to name. Any of the 45 blocks can be named in two
+taps: its colour (or the Wild), then its number or symbol, so no button list runs long.
+"""
+
+from __future__ import annotations
+
+from referee.blocks import Block, BlockError
+from referee.loop.build import BuildReader
+
+COLOURS = ("red", "yellow", "green", "blue", "wild")
+SYMBOLS = ("1", "2", "3", "4", "draw2", "reverse", "skip")
+_SYMBOL_WORDS = {"draw2": "Draw Two", "reverse": "Reverse", "skip": "Skip"}
+
+
+class BuildQuestions:
+    """Questions about build slots: `add` them as levels are taken, `poll` each loop round to put
+    the next one on the page when none is open, and give `on_answer` to the session for as long
+    as the build lasts (it names the block in the build's map; no event comes of it)."""
+
+    def __init__(self, build: BuildReader, session):
+        self.build = build
+        self.session = session
+        self.waiting: list[tuple[int, int]] = []  # (level, slot) not asked yet, in order
+        self.asking: tuple[int, int, str | None] | None = None  # (level, slot, colour once named)
+        self.answered: set[tuple[int, int]] = set()  # the builder's word is final
+
+    @property
+    def open(self) -> bool:
+        """Whether some slot still waits for the builder's answer."""
+        return bool(self.waiting) or self.asking is not None
+
+    def add(self, level: int, slot: int) -> None:
+        """Ask about a slot (once: not again after the builder has named its block)."""
+        if ((level, slot) not in self.waiting and (level, slot) not in self.answered
+                and (self.asking is None or self.asking[:2] != (level, slot))):
+            self.waiting.append((level, slot))
+
+    def poll(self) -> None:
+        """Put the next question on the page when the page has none open."""
+        if self.session.question is not None:
+            return
+        if self.asking is None and self.waiting:
+            level, slot = self.waiting.pop(0)
+            self.asking = (level, slot, None)
+        if self.asking is None:
+            return
+        level, slot, colour = self.asking
+        said = self.build.levels[level - 1].names[slot]
+        seen = f" (the camera read {Block.parse(said).spoken()})" if said else ""
+        if colour is None:
+            self.session.ask(f"build-{level}-{slot}", f"Level {level}, slot {slot}{seen}: what colour is the block?",
+                             list(COLOURS), [c if c != "wild" else "the Wild" for c in COLOURS])
+        else:
+            self.session.ask(f"build-{level}-{slot}-{colour}", f"Level {level}, slot {slot}: {colour} and which number or symbol?",
+                             list(SYMBOLS), [_SYMBOL_WORDS.get(s, s) for s in SYMBOLS])
+
+    def on_answer(self, qid: str, option: str) -> list:
+        """The builder's answer to a build question: the colour asks for the symbol next; the
+        symbol (or the Wild) names the block in the build's map."""
+        if self.asking is None or not qid.startswith("build-"):
+            raise ValueError("that question is not about the tower being built")
+        level, slot, colour = self.asking
+        if colour is None and option != "wild":
+            self.asking = (level, slot, option)
+            return []
+        name = "wild" if option == "wild" else f"{colour}-{option}"
+        try:
+            Block.parse(name)
+        except BlockError as exc:
+            raise ValueError(str(exc)) from None
+        self.build.correct(level, slot, name)
+        self.answered.add((level, slot))
+        self.asking = None
+        for lv, s in self.build.over_counted():  # a block named may clash with one the camera read
+            self.add(lv, s)
+        return []
+
+    def withdraw(self) -> None:
+        """Stop asking (the build was ended another way): the open question leaves the page."""
+        if self.asking is not None:
+            level, slot, colour = self.asking
+            self.session.clear_question(f"build-{level}-{slot}" + (f"-{colour}" if colour else ""))
+        self.waiting.clear()
+        self.asking = None

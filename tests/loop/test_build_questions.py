@@ -1,0 +1,165 @@
+"""At a real table the builder names on the page the blocks the camera could not: a colour, then
+a number or symbol; the referee starts the round only once every such block is named."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET, Block
+from referee.loop.build import BuildReader
+from referee.loop.build_questions import BuildQuestions
+from referee.loop.run import REOPENED, _read_tower
+from referee.loop.session import RefereeSession
+from referee.observations import SlotReading, TopLevelReading
+from referee.tower import Tower
+from web_ui.hub import TableHub
+from web_ui.store import MatchStore
+
+
+class FakeClock:
+    def now(self):
+        return 0.0
+
+
+class Quiet:
+    def say(self, text, urgent=False):
+        pass
+
+
+def _session(tmp_path):
+    session = RefereeSession(MatchStore(tmp_path / "log.sqlite"), TableHub(), Quiet(), FakeClock())
+    session.start_match(["Ana", "Ben", "Cy"])
+    return session
+
+
+def _level(level, *slots):
+    read = tuple(SlotReading(Block.parse(n) if n else None, c) for n, c in slots)
+    return TopLevelReading(Tower.orientation(level), read)
+
+
+def _built(*levels):
+    """A build reader that has taken these levels (each three (name, confidence) pairs)."""
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET])
+    for k, slots in enumerate(levels, start=1):
+        build.on_frame(_level(k, *slots))
+        build.accept(build.on_frame(_level(k, *slots)))
+    return build
+
+
+def test_a_block_the_camera_cannot_name_is_named_in_two_taps(tmp_path):
+    session = _session(tmp_path)
+    build = _built([("green-3", 0.99), (None, 0.0), ("red-3", 0.99)])
+    questions = BuildQuestions(build, session)
+    session.on_answer = questions.on_answer
+    questions.add(1, 1)
+    questions.poll()
+    q = session.question
+    assert "Level 1, slot 1" in q["text"] and q["options"] == ["red", "yellow", "green", "blue", "wild"]
+    session.answer(q["id"], "blue")
+    questions.poll()
+    q = session.question
+    assert "blue" in q["text"] and "draw2" in q["options"] and "Draw Two" in q["labels"]
+    session.answer(q["id"], "draw2")
+    assert build.rows() == [["green-3", "blue-draw2", "red-3"]]
+    assert not questions.open and session.question is None
+
+
+def test_the_wild_takes_one_tap(tmp_path):
+    session = _session(tmp_path)
+    build = _built([("green-3", 0.99), (None, 0.0), ("red-3", 0.99)])
+    questions = BuildQuestions(build, session)
+    session.on_answer = questions.on_answer
+    questions.add(1, 1)
+    questions.poll()
+    session.answer(session.question["id"], "wild")
+    assert build.rows()[0][1] == "wild" and not questions.open
+
+
+def test_a_slot_the_builder_named_is_not_asked_again_when_it_clashes(tmp_path):
+    """The builder's word is final: naming a block the camera also read elsewhere asks about the
+    other one, never the named slot again (no endless round of questions)."""
+    session = _session(tmp_path)
+    have = BLOCK_SETS[DEFAULT_BLOCK_SET].counts()["red-3"]
+    levels = [[("red-3", 0.99), ("green-1", 0.99), ("blue-2", 0.99)] for _ in range(have)]
+    build = _built(*levels, [("yellow-1", 0.99), (None, 0.0), ("yellow-2", 0.99)])
+    questions = BuildQuestions(build, session)
+    session.on_answer = questions.on_answer
+    questions.add(have + 1, 1)
+    questions.poll()
+    session.answer(session.question["id"], "red")
+    questions.poll()
+    session.answer(session.question["id"], "3")  # one red 3 too many: the camera's are asked about
+    asked = []
+    while questions.open:
+        questions.poll()
+        asked.append(session.question["text"])
+        session.answer(session.question["id"], "red")
+        questions.poll()
+        session.answer(session.question["id"], "3")
+    assert len(asked) == have and not any(f"Level {have + 1}, slot 1" in t for t in asked)
+
+
+class _Devices:
+    """The camera shows each scripted reading twice (a level is taken on two steady frames);
+    the confirm button is pressed once the script has run out."""
+
+    def __init__(self, readings):
+        self.frames = [r for r in readings for _ in range(2)]
+        self.pressed = False
+        self.buttons = SimpleNamespace(read=self._presses)
+        self.camera = SimpleNamespace(read=self._frame)
+
+    def _frame(self):
+        if not self.frames:
+            return None
+        return SimpleNamespace(image=self.frames.pop(0), t=0.0, seq=0)
+
+    def _presses(self):
+        if self.frames or self.pressed:
+            return []
+        self.pressed = True
+        return [SimpleNamespace(button="confirm")]
+
+
+class _Reader:
+    def read(self, image, t, seq, z):
+        return image  # the scripted reading stands for the frame
+
+
+def test_the_build_waits_for_the_builders_answers_before_the_round_starts(tmp_path):
+    session = _session(tmp_path)
+    devices = _Devices([_level(1, ("green-3", 0.99), (None, 0.0), ("red-3", 0.99)),
+                        _level(2, ("green-4", 0.99), ("red-1", 0.98), ("green-skip", 0.99))])
+    answers = iter(["yellow", "4"])
+    ticks = []
+
+    def tick():
+        ticks.append(1)
+        if session.question is not None:  # the builder taps the page
+            session.hub.submit({"action": "answer", "question": session.question["id"], "option": next(answers)})
+        return len(ticks) < 200
+
+    session.on_answer = marker = lambda qid, option: []
+    rows = _read_tower(devices, _Reader(), BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session, tick, lambda s: None)
+    assert rows == [["green-3", "yellow-4", "red-3"], ["green-4", "red-1", "green-skip"]]
+    assert session.on_answer is marker  # play's answers go back to the match loop
+    assert rows is not REOPENED
+
+
+def test_confirm_waits_while_the_page_still_asks_about_a_block(tmp_path):
+    session = _session(tmp_path)
+    devices = _Devices([_level(1, ("green-3", 0.99), (None, 0.0), ("red-3", 0.99))])
+    devices._presses = lambda: [] if devices.frames else [SimpleNamespace(button="confirm")]  # pressed again and again
+    devices.buttons = SimpleNamespace(read=devices._presses)
+    said, ticks = [], []
+    session.speaker = SimpleNamespace(say=lambda text, urgent=False: said.append(text))
+
+    def tick():
+        ticks.append(1)
+        if len(ticks) == 8 and session.question is not None:  # the builder answers late: the Wild
+            session.hub.submit({"action": "answer", "question": session.question["id"], "option": "wild"})
+        return len(ticks) < 50
+
+    rows = _read_tower(devices, _Reader(), BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session, tick, lambda s: None)
+    assert rows == [["green-3", "wild", "red-3"]]
+    assert len(ticks) >= 8 and any("then confirm" in line for line in said)
