@@ -49,10 +49,12 @@ class BuildQuestions:
             return
         level, slot, colour = self.asking
         said = self.build.levels[level - 1].names[slot]
-        seen = f" (the camera read {Block.parse(said).spoken()})" if said else ""
-        if colour is None:
+        if colour is None:  # the camera's own reading, when it has one, takes one tap to confirm
+            mine = [said] if said and said not in COLOURS else []
+            seen = f" (the camera read {Block.parse(said).spoken()})" if said else ""
             self.session.ask(f"build-{level}-{slot}", f"Level {level}, slot {slot}{seen}: what colour is the block?",
-                             list(COLOURS), [c if c != "wild" else "the Wild" for c in COLOURS])
+                             mine + list(COLOURS),
+                             [f"it is {Block.parse(n).spoken()}" for n in mine] + [c if c != "wild" else "the Wild" for c in COLOURS])
         else:
             self.session.ask(f"build-{level}-{slot}-{colour}", f"Level {level}, slot {slot}: {colour} and which number or symbol?",
                              list(SYMBOLS), [_SYMBOL_WORDS.get(s, s) for s in SYMBOLS])
@@ -63,10 +65,10 @@ class BuildQuestions:
         if self.asking is None or not qid.startswith("build-"):
             raise ValueError("that question is not about the tower being built")
         level, slot, colour = self.asking
-        if colour is None and option != "wild":
+        if colour is None and option in COLOURS and option != "wild":
             self.asking = (level, slot, option)
             return []
-        name = "wild" if option == "wild" else f"{colour}-{option}"
+        name = option if colour is None else f"{colour}-{option}"  # the Wild, the camera's reading, or colour and symbol
         try:
             Block.parse(name)
         except BlockError as exc:

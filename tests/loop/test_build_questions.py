@@ -163,3 +163,16 @@ def test_confirm_waits_while_the_page_still_asks_about_a_block(tmp_path):
     rows = _read_tower(devices, _Reader(), BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session, tick, lambda s: None)
     assert rows == [["green-3", "wild", "red-3"]]
     assert len(ticks) >= 8 and any("then confirm" in line for line in said)
+
+
+def test_a_block_read_unsurely_is_confirmed_in_one_tap(tmp_path):
+    session = _session(tmp_path)
+    build = _built([("green-3", 0.99), ("red-1", 0.3), ("red-3", 0.99)])
+    questions = BuildQuestions(build, session)
+    session.on_answer = questions.on_answer
+    questions.add(1, 1)
+    questions.poll()
+    q = session.question
+    assert q["options"][0] == "red-1" and q["labels"][0] == "it is " + Block.parse("red-1").spoken()
+    session.answer(q["id"], "red-1")
+    assert build.rows()[0] == ["green-3", "red-1", "red-3"] and not questions.open
