@@ -52,11 +52,12 @@ class BuildQuestions:
         if colour is None:  # the camera's own reading, when it has one, takes one tap to confirm
             mine = [said] if said and said not in COLOURS else []
             seen = f" (the camera read {Block.parse(said).spoken()})" if said else ""
+            labels = [f"it is {Block.parse(n).spoken()}" for n in mine] + [c if c != "wild" else "the Wild" for c in COLOURS]
             self.session.ask(f"build-{level}-{slot}", f"Level {level}, slot {slot}{seen}: what colour is the block?",
-                             mine + list(COLOURS),
-                             [f"it is {Block.parse(n).spoken()}" for n in mine] + [c if c != "wild" else "the Wild" for c in COLOURS])
+                             mine + list(COLOURS), labels)
         else:
-            self.session.ask(f"build-{level}-{slot}-{colour}", f"Level {level}, slot {slot}: {colour} and which number or symbol?",
+            self.session.ask(f"build-{level}-{slot}-{colour}",
+                             f"Level {level}, slot {slot}: {colour} and which number or symbol?",
                              list(SYMBOLS), [_SYMBOL_WORDS.get(s, s) for s in SYMBOLS])
 
     def on_answer(self, qid: str, option: str) -> list:

@@ -32,7 +32,8 @@ def test_a_hand_over_the_tower_or_the_wrong_orientation_waits():
     build = _reader()
     level = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
     hand = HandReading("south", (140.0, 60.0), 0.9)
-    across = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), orientation="y" if Tower.orientation(1) == "x" else "x")
+    other = "y" if Tower.orientation(1) == "x" else "x"
+    across = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), orientation=other)
     assert build.on_frame(level) is None
     assert build.on_frame(_frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), hands=(hand,))) is None
     assert build.on_frame(level) is None  # the steady count started again
