@@ -46,13 +46,19 @@ def _built(*levels):
     return build
 
 
-def test_a_block_the_camera_cannot_name_is_named_in_two_taps(tmp_path):
+def _asking(tmp_path, slots):
+    """A build of one level with its slot 1 asked about: the first question is on the page."""
     session = _session(tmp_path)
-    build = _built([("green-3", 0.99), (None, 0.0), ("red-3", 0.99)])
+    build = _built(slots)
     questions = BuildQuestions(build, session)
     session.on_answer = questions.on_answer
     questions.add(1, 1)
     questions.poll()
+    return session, build, questions
+
+
+def test_a_block_the_camera_cannot_name_is_named_in_two_taps(tmp_path):
+    session, build, questions = _asking(tmp_path, [("green-3", 0.99), (None, 0.0), ("red-3", 0.99)])
     q = session.question
     assert "Level 1, slot 1" in q["text"] and q["options"] == ["red", "yellow", "green", "blue", "wild"]
     session.answer(q["id"], "blue")
@@ -65,12 +71,7 @@ def test_a_block_the_camera_cannot_name_is_named_in_two_taps(tmp_path):
 
 
 def test_the_wild_takes_one_tap(tmp_path):
-    session = _session(tmp_path)
-    build = _built([("green-3", 0.99), (None, 0.0), ("red-3", 0.99)])
-    questions = BuildQuestions(build, session)
-    session.on_answer = questions.on_answer
-    questions.add(1, 1)
-    questions.poll()
+    session, build, questions = _asking(tmp_path, [("green-3", 0.99), (None, 0.0), ("red-3", 0.99)])
     session.answer(session.question["id"], "wild")
     assert build.rows()[0][1] == "wild" and not questions.open
 
@@ -166,12 +167,7 @@ def test_confirm_waits_while_the_page_still_asks_about_a_block(tmp_path):
 
 
 def test_a_block_read_unsurely_is_confirmed_in_one_tap(tmp_path):
-    session = _session(tmp_path)
-    build = _built([("green-3", 0.99), ("red-1", 0.3), ("red-3", 0.99)])
-    questions = BuildQuestions(build, session)
-    session.on_answer = questions.on_answer
-    questions.add(1, 1)
-    questions.poll()
+    session, build, questions = _asking(tmp_path, [("green-3", 0.99), ("red-1", 0.3), ("red-3", 0.99)])
     q = session.question
     assert q["options"][0] == "red-1" and q["labels"][0] == "it is " + Block.parse("red-1").spoken()
     session.answer(q["id"], "red-1")
