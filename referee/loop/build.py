@@ -51,13 +51,16 @@ class BuildReader:
         yet. A slot read empty without confidence is a block the camera cannot name (the twin's
         Wild in the middle of level 1, seed 110, read so on every frame): the level is taken with
         that slot doubtful, for the builder to name, instead of waiting for a reading that never
-        comes while the builder lays the levels above."""
+        comes while the builder lays the levels above. A reading with no block named at all is
+        not a level (the level below seen from a level too high reads so; on the twin, 210 such
+        views of complete levels from 21 seeds each had a slot read surely empty anyway)."""
         level = self.next_level
         if reading.hands or reading.orientation != Tower.orientation(level):
             self._stable = 0
             return None
         names = tuple(reading.names)
-        if any(n is None and s.confidence >= self.config.min_confidence for n, s in zip(names, reading.slots)):
+        if (any(n is None and s.confidence >= self.config.min_confidence for n, s in zip(names, reading.slots))
+                or all(n is None for n in names)):
             self._stable = 0
             return None
         self._stable = self._stable + 1 if names == self._last else 1

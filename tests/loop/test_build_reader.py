@@ -63,6 +63,13 @@ def test_a_block_the_camera_cannot_name_is_left_for_the_builder_not_waited_for()
     assert build.rows() == [["green-3", "wild", "red-3"]] and build.next_level == 2
 
 
+def test_a_reading_with_no_block_named_is_no_level():
+    build = _reader()
+    blank = _frame((None, 0.2), (None, 0.1), (None, 0.3))
+    for _ in range(5):
+        assert build.on_frame(blank) is None
+
+
 def test_a_block_read_more_often_than_the_box_holds_is_named_for_checking():
     build = _reader()
     have = BLOCK_SETS[DEFAULT_BLOCK_SET].counts()["red-3"]
