@@ -52,8 +52,8 @@ class BuildReader:
         Wild in the middle of level 1, seed 110, read so on every frame): the level is taken with
         that slot doubtful, for the builder to name, instead of waiting for a reading that never
         comes while the builder lays the levels above. A reading with no block named at all is
-        not a level (the level below seen from a level too high reads so; on the twin, 210 such
-        views of complete levels from 21 seeds each had a slot read surely empty anyway)."""
+        not taken as a level: the level below seen from a level too high could read so (on the
+        twin none of 210 such views, 21 seeds, did: each had a slot read surely empty)."""
         level = self.next_level
         if reading.hands or reading.orientation != Tower.orientation(level):
             self._stable = 0
