@@ -53,11 +53,10 @@ class BuildQuestions:
             mine = [said] if said and said not in COLOURS else []
             seen = f" (the camera read {Block.parse(said).spoken()})" if said else ""
             labels = [f"it is {Block.parse(n).spoken()}" for n in mine] + [c if c != "wild" else "the Wild" for c in COLOURS]
-            self.session.ask(f"build-{level}-{slot}", f"Level {level}, slot {slot}{seen}: what colour is the block?",
+            self.session.ask(self._qid(), f"Level {level}, slot {slot}{seen}: what colour is the block?",
                              mine + list(COLOURS), labels)
         else:
-            self.session.ask(f"build-{level}-{slot}-{colour}",
-                             f"Level {level}, slot {slot}: {colour} and which number or symbol?",
+            self.session.ask(self._qid(), f"Level {level}, slot {slot}: {colour} and which number or symbol?",
                              list(SYMBOLS), [_SYMBOL_WORDS.get(s, s) for s in SYMBOLS])
 
     def on_answer(self, qid: str, option: str) -> list:
@@ -84,7 +83,11 @@ class BuildQuestions:
     def withdraw(self) -> None:
         """Stop asking (the build was ended another way): the open question leaves the page."""
         if self.asking is not None:
-            level, slot, colour = self.asking
-            self.session.clear_question(f"build-{level}-{slot}" + (f"-{colour}" if colour else ""))
+            self.session.clear_question(self._qid())
         self.waiting.clear()
         self.asking = None
+
+    def _qid(self) -> str:
+        """The id of the question on the slot being asked about, at its step (colour, then symbol)."""
+        level, slot, colour = self.asking
+        return f"build-{level}-{slot}" + (f"-{colour}" if colour else "")

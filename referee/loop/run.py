@@ -171,10 +171,11 @@ def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | 
                     if not questions.open:
                         return build.rows()
                     session.announce(["Name the blocks the page asks about, then confirm."], urgent=True)
-            if len(build.rows()) * 3 >= len(build.block_set) and not questions.open:
-                return build.rows()  # every block of the set is in the tower
+            every_block = len(build.rows()) * 3 >= len(build.block_set)  # the whole set is in the tower
+            if every_block and not questions.open:
+                return build.rows()
             frame = devices.camera.read() if devices.camera is not None else None
-            if frame is None or len(build.rows()) * 3 >= len(build.block_set):
+            if frame is None or every_block:
                 continue
             try:
                 reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
