@@ -3,6 +3,13 @@
 Each level is read when it is the top: three blocks, the orientation the level must have, the
 same reading over a few frames. A block read with low confidence, or one the block set cannot
 hold (a third red 3), is asked about on the page rather than guessed.
+
+A level the builder covers with the next one before the camera has read it (hands over the tower
+all the while) is told from the load cell: the tray then weighs more than one more level above
+the last level read, while the camera sees the level above's orientation. Its three blocks are
+asked about, and the reading goes on with the level above. The camera alone cannot tell this: the
+view one level above the level awaited, taken while the builder pauses, shows the level below it
+in the same orientation (twin seed 110: named, and sure), which would be taken as phantom levels.
 """
 
 from __future__ import annotations
@@ -19,6 +26,10 @@ from referee.tower import Tower
 class BuildConfig:
     stable_frames: int = 2
     min_confidence: float = 0.5
+    block_g: float = 17.0  # one block's weight (the load cell's settings)
+    # the tray settled this many blocks above the last level read: the level awaited is covered
+    # (it holds three; a half block clear of them, so a base weighed a block short still holds)
+    covered_blocks: float = 3.5
 
 
 @dataclass
@@ -27,6 +38,7 @@ class LevelRead:
     names: list[str | None]
     confidences: list[float]
     asked: list[int] = field(default_factory=list)  # slots the table had to confirm
+    covered: bool = False  # laid over before the camera read it: every block is the builder's to name
 
 
 class BuildReader:
@@ -36,6 +48,11 @@ class BuildReader:
         self.levels: list[LevelRead] = []
         self._last: tuple | None = None
         self._stable = 0
+        self._covered_frames = 0
+        self._floor_g: float | None = None  # the lightest the tray settled before the first level
+        self._now_g: float | None = None    # its settled weight on this frame (None: moving, or hands)
+        self._base_g: float | None = None   # its weight with the last level read laid ...
+        self._base_due = False              # ... to be taken from the next settled weight
 
     @property
     def next_level(self) -> int:
@@ -44,8 +61,9 @@ class BuildReader:
     def rows(self) -> list[list[str | None]]:
         return [lv.names for lv in self.levels]
 
-    def on_frame(self, reading: TopLevelReading) -> LevelRead | None:
-        """Feed one frame; returns the level once it has been read steadily (else None).
+    def on_frame(self, reading: TopLevelReading, settled_g: float | None = None) -> LevelRead | None:
+        """Feed one frame, with the tray's settled weight when the load cell has one; returns
+        the level once it has been read steadily, or found covered (else None).
 
         Every level of the build holds three blocks, so a slot read surely empty is one not laid
         yet. A slot read empty without confidence is a block the camera cannot name (the twin's
@@ -55,9 +73,15 @@ class BuildReader:
         not taken as a level: the level below seen from a level too high could read so (on the
         twin none of 210 such views, 21 seeds, did: each had a slot read surely empty)."""
         level = self.next_level
-        if reading.hands or reading.orientation != Tower.orientation(level):
-            self._stable = 0
+        self._now_g = None
+        if reading.hands:
+            self._stable = self._covered_frames = 0
             return None
+        self._weighed(settled_g)
+        if reading.orientation != Tower.orientation(level):
+            self._stable = 0
+            return self._covered(level, reading, settled_g)
+        self._covered_frames = 0
         names = tuple(reading.names)
         if (any(n is None and s.confidence >= self.config.min_confidence for n, s in zip(names, reading.slots))
                 or all(n is None for n in names)):
@@ -70,11 +94,49 @@ class BuildReader:
         self._stable, self._last = 0, None
         return LevelRead(level, list(names), [s.confidence for s in reading.slots])
 
+    def _weighed(self, settled_g: float | None) -> None:
+        """Note the tray's weight on a frame with no hands (a hand on the tower weighs too)."""
+        if settled_g is None:
+            return
+        self._now_g = settled_g
+        if not self.levels:
+            self._floor_g = settled_g if self._floor_g is None else min(self._floor_g, settled_g)
+        if self._base_due:
+            self._base_g, self._base_due = settled_g, False
+
+    def _covered(self, level: int, reading: TopLevelReading, settled_g: float | None) -> LevelRead | None:
+        """The awaited level, when it is covered: the camera sees a block on the level above,
+        steadily, and the tray weighs more than the awaited level's three blocks above the last
+        level read (above the empty tray, for the first)."""
+        base = self._base_g if self.levels else self._floor_g
+        if (settled_g is None or base is None or reading.orientation != Tower.orientation(level + 1)
+                or all(n is None for n in reading.names)
+                or settled_g - base < self.config.covered_blocks * self.config.block_g):
+            self._covered_frames = 0
+            return None
+        self._covered_frames += 1
+        if self._covered_frames < self.config.stable_frames:
+            return None
+        self._covered_frames = 0
+        return LevelRead(level, [None, None, None], [0.0, 0.0, 0.0], covered=True)
+
     def doubtful_slots(self, read: LevelRead) -> list[int]:
         """Slots read with too little confidence to take without asking."""
         return [s for s, conf in enumerate(read.confidences) if conf < self.config.min_confidence]
 
     def accept(self, read: LevelRead) -> None:
+        """Take the level into the map. The tray's weight with it laid is the base the next level
+        is weighed from: as the frame that read it weighed it, else the next settled weight
+        (the next level's first blocks may be on it by then: the base can only err heavy, and a
+        covered level then goes unseen, never one made up); for a covered level, whose level
+        above is on it already, the last base and three blocks."""
+        if read.covered:
+            base = self._base_g if self.levels else self._floor_g
+            self._base_g = None if base is None else base + 3 * self.config.block_g
+            self._base_due = False
+        else:
+            self._base_g = self._now_g
+            self._base_due = self._now_g is None
         self.levels.append(read)
 
     def over_counted(self) -> list[tuple[int, int]]:

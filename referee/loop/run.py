@@ -46,13 +46,14 @@ def run_table(opts: RunOptions, echo=print) -> int:
     from hardware.detectors.config import load_detector_config
     from hardware.detectors.fusion import SensorDetectors
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
-    from referee.loop.build import BuildReader
+    from referee.loop.build import BuildConfig, BuildReader
     from referee.loop.wiring import default_settings, footprint_of, frame_to_page, serve_page
     from referee.loop.perception import MapGuidedReader
     from referee.loop.fallen_watch import FallenWatch
     from referee.loop.fusion import Fuser, FusionConfig, SeatingPlan
     from referee.loop.session import RefereeSession
     from referee.loop.table_loop import TableLoop
+    from referee.loop.tray_weight import TrayWeight
     from vision.reader import CalibrationMissing, load_pipeline
     from web_ui.hub import TableHub
     from web_ui.store import MatchStore
@@ -116,7 +117,8 @@ def run_table(opts: RunOptions, echo=print) -> int:
     try:
         while not stop.flag:
             if session.round is None or session.round.over:
-                rows = _read_tower(devices, reader, BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session, tick, echo)
+                build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=detector_config.load.block_g))
+                rows = _read_tower(devices, reader, build, session, tick, echo, TrayWeight(detector_config.load))
                 if rows is None:
                     break
                 fuser.reset()
@@ -148,12 +150,13 @@ def _wait_for_players(hub, tick, echo) -> list[str] | None:
 REOPENED: list = []  # _read_tower's answer when an Undo on the page reopened the round that had ended
 
 
-def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | None]] | None:
+def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> list[list[str | None]] | None:
     """Read levels as they are laid until the builder presses "confirm" (or the whole set is read).
     A block the camera cannot name, reads unsurely, or reads once too often for the box is asked
     about on the page (`BuildQuestions`: its colour, then its number or symbol); the build ends
-    only once every such question is answered. Meanwhile the page may still take back the call
-    that ended the last round (REOPENED)."""
+    only once every such question is answered, and so is every block of a level laid over before
+    the camera read it (`weight`, a TrayWeight: the load cell tells it). Meanwhile the page may
+    still take back the call that ended the last round (REOPENED)."""
     from referee.loop.build_questions import BuildQuestions
 
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
@@ -174,6 +177,7 @@ def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | 
             every_block = len(build.rows()) * 3 >= len(build.block_set)  # the whole set is in the tower
             if every_block and not questions.open:
                 return build.rows()
+            settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
             frame = devices.camera.read() if devices.camera is not None else None
             if frame is None or every_block:
                 continue
@@ -182,12 +186,15 @@ def _read_tower(devices, reader, build, session, tick, echo) -> list[list[str | 
             except Exception as exc:
                 echo(f"camera frame unreadable: {exc}")
                 continue
-            read = build.on_frame(reading)
+            read = build.on_frame(reading, settled_g)
             if read is None:
                 continue
             doubtful = build.doubtful_slots(read)
             build.accept(read)
-            echo(f"Level {read.level}: " + ", ".join(n or "a block the camera cannot name" for n in read.names))
+            if read.covered:
+                session.announce([f"Level {read.level} was covered before the camera saw it: name its blocks on the page."])
+            else:
+                echo(f"Level {read.level}: " + ", ".join(n or "a block the camera cannot name" for n in read.names))
             for slot in doubtful:
                 questions.add(read.level, slot)
             for level, slot in build.over_counted():

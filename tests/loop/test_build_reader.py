@@ -78,3 +78,83 @@ def test_a_block_read_more_often_than_the_box_holds_is_named_for_checking():
         build.on_frame(level)
         build.accept(build.on_frame(level))
     assert (1, 0) in build.over_counted() and (have + 1, 0) in build.over_counted()
+
+
+# -- a level laid over before the camera read it ----------------------------------------------------
+
+BLOCK_G = 17.0
+
+
+def _laid(level_one, level_two):
+    """Frames of a build whose level 1 is read, then level 2 covered by level 3 before it was read."""
+    one = _frame(*[(n, 0.99) for n in level_one], level=1)
+    three = _frame(*[(n, 0.99) for n in level_two], level=3)  # the top seen in level 3's orientation
+    return one, three
+
+
+def test_a_level_covered_before_the_camera_read_it_is_left_for_the_builder_when_the_tray_weighs_more():
+    """The builder laid level 2 with hands over the tower all along, then level 3's first block:
+    the tray weighs four blocks more than with level 1, and the camera sees level 3's orientation."""
+    build = _reader()
+    one, three = _laid(["green-3", "red-1", "red-3"], ["blue-2", None, None])
+    empty = 500.0
+    assert build.on_frame(one, empty) is None  # (the tray before the build: its weight is the floor)
+    read = build.on_frame(one, empty + 3 * BLOCK_G)
+    build.accept(read)
+    assert build.on_frame(three, empty + 7 * BLOCK_G) is None
+    covered = build.on_frame(three, empty + 7 * BLOCK_G)
+    assert covered is not None and covered.level == 2 and covered.covered
+    assert build.doubtful_slots(covered) == [0, 1, 2]  # every block of it is the builder's to name
+    build.accept(covered)
+    assert build.next_level == 3
+
+
+def test_a_pause_after_a_level_is_no_covered_level_though_the_camera_sees_the_level_above():
+    """While the builder pauses after level 1, the reader's view a level up can show level 1's
+    blocks in level 3's orientation (twin seed 110); the tray weighs no more: nothing is taken."""
+    build = _reader()
+    one, three = _laid(["green-3", "red-1", "red-3"], ["green-3", "red-1", "red-3"])
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    for g in (3, 4, 5):  # the next level being laid: up to two of its blocks
+        assert build.on_frame(three, 500.0 + g * BLOCK_G) is None
+        assert build.on_frame(three, 500.0 + g * BLOCK_G) is None
+    assert build.next_level == 2
+
+
+def test_without_a_load_cell_a_covered_level_is_waited_for_as_before():
+    build = _reader()
+    one, three = _laid(["green-3", "red-1", "red-3"], ["blue-2", None, None])
+    build.on_frame(one)
+    build.accept(build.on_frame(one))
+    for _ in range(5):
+        assert build.on_frame(three) is None
+
+
+def test_a_covered_level_is_weighed_from_the_level_below_and_three_blocks():
+    """After a covered level, the next is weighed from where it should have been: level 3 laid
+    whole and read is taken as usual, and only a fourth level's blocks would make it covered."""
+    build = _reader()
+    one, three = _laid(["green-3", "red-1", "red-3"], ["blue-2", "blue-1", "blue-3"])
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    build.on_frame(three, 500.0 + 9 * BLOCK_G)
+    build.accept(build.on_frame(three, 500.0 + 9 * BLOCK_G))
+    assert build.next_level == 3
+    read3 = _frame(("blue-2", 0.99), ("blue-1", 0.99), ("blue-3", 0.99), level=3)
+    build.on_frame(read3, 500.0 + 9 * BLOCK_G)
+    read = build.on_frame(read3, 500.0 + 9 * BLOCK_G)
+    assert read is not None and not read.covered and read.names == ["blue-2", "blue-1", "blue-3"]
+
+
+def test_a_hand_on_the_tower_is_no_weight_of_blocks():
+    """A hand resting on the tower presses the tray down; frames with hands are not weighed."""
+    build = _reader()
+    one, three = _laid(["green-3", "red-1", "red-3"], ["green-3", "red-1", "red-3"])
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    hand = HandReading("south", (140.0, 60.0), 0.9)
+    pressed = TopLevelReading(three.orientation, three.slots, (hand,))
+    for _ in range(3):
+        assert build.on_frame(pressed, 500.0 + 9 * BLOCK_G) is None
+    assert build.next_level == 2

@@ -1,0 +1,30 @@
+"""The tray's settled weight while the tower is built, for the build's reading (a level laid
+over before the camera read it shows as weight; see `referee.loop.build`)."""
+
+from __future__ import annotations
+
+from hardware.detectors.config import LoadConfig
+from hardware.detectors.load import LoadTracker
+from hardware.errors import DeviceError
+
+
+class TrayWeight:
+    """The load cell's samples through the match's own load filter (spikes, tray ringing, the
+    settled band), so the build weighs the tray as play does."""
+
+    def __init__(self, cfg: LoadConfig):
+        self.tracker = LoadTracker(cfg)
+
+    def feed(self, sensors) -> float | None:
+        """Take the samples since the last call from `sensors` (a SensorStream, or anything with
+        `read() -> (imu_t, accel, load_t, grams)`); the settled weight in grams, or None while the
+        tray moves or when no load cell answers."""
+        if sensors is None:
+            return None
+        try:
+            _, _, load_t, grams = sensors.read()
+        except (DeviceError, OSError):  # a sensor that stopped answering: the build reads on without it
+            return None
+        for t, g in zip(load_t, grams):
+            self.tracker.update(float(t), float(g))
+        return self.tracker.level if self.tracker.settled else None
