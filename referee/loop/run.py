@@ -192,6 +192,7 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             doubtful = build.doubtful_slots(read)
             build.accept(read)
             if read.covered:
+                echo(f"Level {read.level}: covered before the camera saw it; the builder names its blocks on the page.")
                 session.announce([f"Level {read.level} was covered before the camera saw it: name its blocks on the page."])
             else:
                 echo(f"Level {read.level}: " + ", ".join(n or "a block the camera cannot name" for n in read.names))
