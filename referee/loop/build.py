@@ -10,6 +10,8 @@ the last level read, while the camera sees the level above's orientation. Its th
 asked about, and the reading goes on with the level above. The camera alone cannot tell this: the
 view one level above the level awaited, taken while the builder pauses, shows the level below it
 in the same orientation (twin seed 110: named, and sure), which would be taken as phantom levels.
+Two levels laid unseen show as a whole level more on the tray: the camera's view in the awaited
+level's orientation is then the level above the next, and is not taken for it.
 """
 
 from __future__ import annotations
@@ -28,8 +30,14 @@ class BuildConfig:
     min_confidence: float = 0.5
     block_g: float = 17.0  # one block's weight (the load cell's settings)
     # the tray settled this many blocks above the last level read: the level awaited is covered
-    # (it holds three; a half block clear of them, so a base weighed a block short still holds)
+    # when the camera sees the level above (it holds three; a half block clear of them, so a
+    # base weighed a block short still holds), and whatever it sees from three blocks more
     covered_blocks: float = 3.5
+    # with a load cell (the tray settled within this many frames with no hands), a level is
+    # taken only on a frame the tray has settled on: the weight that would show a level laid
+    # unseen settles a few tenths of a second after the last hand leaves, while the camera can
+    # read the top at once
+    scale_frames: int = 30
 
 
 @dataclass
@@ -53,6 +61,7 @@ class BuildReader:
         self._now_g: float | None = None    # its settled weight on this frame (None: moving, or hands)
         self._base_g: float | None = None   # its weight with the last level read laid ...
         self._base_due = False              # ... to be taken from the next settled weight
+        self._unweighed = 1 << 30           # frames with no hands since the tray last settled
 
     @property
     def next_level(self) -> int:
@@ -78,9 +87,22 @@ class BuildReader:
             self._stable = self._covered_frames = 0
             return None
         self._weighed(settled_g)
+        if settled_g is None and self._unweighed <= self.config.scale_frames:
+            # the tray still moves: the weight may yet show a level laid unseen, so wait for it
+            self._stable = self._covered_frames = 0
+            return None
+        above = self._blocks_above_base(settled_g)
+        if above is not None and above >= self.config.covered_blocks + 3:
+            # a whole level over the awaited one: the view in its orientation is the level above that
+            self._stable = 0
+            return self._covered(level)
         if reading.orientation != Tower.orientation(level):
             self._stable = 0
-            return self._covered(level, reading, settled_g)
+            seen_above = reading.orientation == Tower.orientation(level + 1) and any(n is not None for n in reading.names)
+            if seen_above and above is not None and above >= self.config.covered_blocks:
+                return self._covered(level)
+            self._covered_frames = 0
+            return None
         self._covered_frames = 0
         names = tuple(reading.names)
         if (any(n is None and s.confidence >= self.config.min_confidence for n, s in zip(names, reading.slots))
@@ -97,23 +119,28 @@ class BuildReader:
     def _weighed(self, settled_g: float | None) -> None:
         """Note the tray's weight on a frame with no hands (a hand on the tower weighs too)."""
         if settled_g is None:
+            self._unweighed += 1
             return
+        self._unweighed = 0
         self._now_g = settled_g
         if not self.levels:
             self._floor_g = settled_g if self._floor_g is None else min(self._floor_g, settled_g)
         if self._base_due:
             self._base_g, self._base_due = settled_g, False
 
-    def _covered(self, level: int, reading: TopLevelReading, settled_g: float | None) -> LevelRead | None:
-        """The awaited level, when it is covered: the camera sees a block on the level above,
-        steadily, and the tray weighs more than the awaited level's three blocks above the last
-        level read (above the empty tray, for the first)."""
+    def _blocks_above_base(self, settled_g: float | None) -> float | None:
+        """How many blocks the tray weighs above the last level read (above the empty tray before
+        the first), or None when that is not known."""
         base = self._base_g if self.levels else self._floor_g
-        if (settled_g is None or base is None or reading.orientation != Tower.orientation(level + 1)
-                or all(n is None for n in reading.names)
-                or settled_g - base < self.config.covered_blocks * self.config.block_g):
-            self._covered_frames = 0
+        if settled_g is None or base is None:
             return None
+        return (settled_g - base) / self.config.block_g
+
+    def _covered(self, level: int) -> LevelRead | None:
+        """The awaited level as covered, once the frames have said so steadily: the tray weighs
+        more than its three blocks above the last level read, and the camera sees a block on the
+        level above (or the tray weighs a whole level more still, and whatever the camera sees in
+        the awaited level's orientation is the level above that: two levels laid unseen)."""
         self._covered_frames += 1
         if self._covered_frames < self.config.stable_frames:
             return None

@@ -158,3 +158,44 @@ def test_a_hand_on_the_tower_is_no_weight_of_blocks():
     for _ in range(3):
         assert build.on_frame(pressed, 500.0 + 9 * BLOCK_G) is None
     assert build.next_level == 2
+
+
+def test_two_levels_laid_unseen_are_both_left_for_the_builder_not_read_from_the_level_above_them():
+    """Levels 2 and 3 laid with hands over the tower, level 4 on them: the camera's view in level
+    2's orientation shows level 4's blocks. The tray weighs nine blocks more than with level 1, so
+    level 2 is covered whatever the camera reads, then level 3 (level 4 seen above it), and level
+    4 is read."""
+    build = _reader()
+    one = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), level=1)
+    four = _frame(("blue-2", 0.99), ("blue-1", 0.99), ("blue-3", 0.99), level=4)
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    tower_of_four = 500.0 + 12 * BLOCK_G
+    for level in (2, 3):
+        assert build.on_frame(four, tower_of_four) is None
+        read = build.on_frame(four, tower_of_four)
+        assert read is not None and read.level == level and read.covered
+        build.accept(read)
+    build.on_frame(four, tower_of_four)
+    read = build.on_frame(four, tower_of_four)
+    assert read is not None and read.level == 4 and not read.covered and read.names == ["blue-2", "blue-1", "blue-3"]
+
+
+def test_with_a_load_cell_a_level_is_taken_only_once_the_tray_has_settled():
+    """The camera reads the top as soon as the hands leave; the weight that would show a level
+    laid unseen settles a few tenths of a second later, so the level waits for it."""
+    build = _reader()
+    one = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), level=1)
+    assert build.on_frame(one, 500.0) is None  # the load cell answers
+    for _ in range(3):
+        assert build.on_frame(one, None) is None  # the tray still swings
+    assert build.on_frame(one, 551.0) is None
+    assert build.on_frame(one, 551.0) is not None
+
+
+def test_a_load_cell_that_stops_answering_does_not_stall_the_build():
+    build = _reader()
+    one = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), level=1)
+    build.on_frame(one, 500.0)
+    taken = [build.on_frame(one, None) for _ in range(build.config.scale_frames + 2)]
+    assert taken[-1] is not None and taken[-1].names == ["green-3", "red-1", "red-3"]
