@@ -342,3 +342,13 @@ def test_a_frames_readings_share_what_they_have_worked_out(small_kit, calibratio
     assert fresh is not first and all(np.array_equal(getattr(fresh, f), getattr(first, f)) for f in ("p_occ", "p_col", "p_gly"))
     other = img.copy()  # another frame (even the same pixels) is not this one
     assert reader.slot_evidence(pipe, ctx, other, 60.0, "x") is not first
+
+
+def test_the_view_warped_through_bgra_is_opencvs_warp():
+    rng = np.random.default_rng(16)
+    img = rng.integers(0, 256, (120, 160, 3)).astype(np.uint8)
+    M = np.array([[0.9, 0.12, 20.0], [-0.05, 0.8, 10.0], [1e-4, 2e-4, 1.0]])
+    for size in ((200, 150), (37, 31)):  # (reaching past the frame: the replicated border too)
+        want = cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
+        assert np.array_equal(ph._warp_bgr(img, M, size), want)
