@@ -10,7 +10,7 @@ from vision import plane_height as ph
 
 def _view(rng) -> ph.PlaneView:
     img = rng.integers(0, 256, (150, 170, 3)).astype(np.uint8)
-    steps = rng.uniform(0, 100, (150, 170, 4)).astype(np.float32)
+    steps = rng.uniform(0, 100, (152, 172, 4)).astype(np.float32)  # (bordered by one pixel: PlaneView.steps)
     nadir = np.array([131.0, 97.0])
     return ph.PlaneView(img, steps, 1.0, 55.3, 231.7, nadir, 610.0, np.array([True, False, True, True]))
 
@@ -288,6 +288,11 @@ def test_indices_without_clipping_and_by_axis_are_the_clipped_ones_where_inside(
         assert np.array_equal(loose[inside], flat[inside]) and (loose[~inside] == 0).all()
         assert np.array_equal(axis, loose)
         assert np.array_equal(lift.on_sheet(), np.ones(inside.shape, bool))  # (no sheet set)
+        # into the values bordered by one zero pixel: a point outside reads 0, one inside its own value
+        values = rng.integers(1, 700, (*pv.img.shape[:2], 4)).astype(np.uint16)
+        bordered = np.pad(values, ((1, 1), (1, 1), (0, 0)))
+        read = np.take(bordered.reshape(-1), lift.index_bordered(grid, 4, channel, layout))
+        assert np.array_equal(read, np.where(inside, np.take(values.reshape(-1), loose), 0))
 
 
 def test_the_block_posterior_is_the_product_normalised_and_sorted():
@@ -352,3 +357,10 @@ def test_the_view_warped_through_bgra_is_opencvs_warp():
         want = cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                    borderMode=cv2.BORDER_REPLICATE)
         assert np.array_equal(ph._warp_bgr(img, M, size), want)
+
+
+def test_middles_from_one_partition_are_numpys_medians():
+    rng = np.random.default_rng(17)
+    for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):  # (both ways of taking them)
+        a = rng.integers(0, 700, shape).astype(np.float32)
+        assert np.array_equal(ph._middle_means(a), np.median(a, axis=-1))
