@@ -364,3 +364,18 @@ def test_middles_from_one_partition_are_numpys_medians():
     for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):  # (both ways of taking them)
         a = rng.integers(0, 700, shape).astype(np.float32)
         assert np.array_equal(ph._middle_means(a), np.median(a, axis=-1))
+
+
+def test_the_glyphs_blobs_by_granas_labelling_are_the_default_labellings():
+    from vision import top_level as tl
+
+    rng = np.random.default_rng(18)
+    for shape in ((60, 72), (31, 23), (61, 73)):
+        for share in (0.2, 0.3, 0.4):
+            mask = (rng.random(shape) < share).astype(np.uint8)
+            _, _, stats, cent = cv2.connectedComponentsWithStats(mask, connectivity=8)
+            x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+            inner = (x > 0) & (y > 0) & (x + w < shape[1]) & (y + h < shape[0])
+            inner[0] = False
+            area, centre = tl._inner_blobs(mask)
+            assert inner.any() and np.array_equal(area, stats[inner, cv2.CC_STAT_AREA]) and np.array_equal(centre, cent[inner] + 0.5)
