@@ -30,6 +30,12 @@ def register(groups) -> None:
     m.add_argument("--record", help="write each match's observations to this folder (for tests/loop/recorded)")
     m.add_argument("--workers", type=int, default=1, help="matches played at once, in separate processes")
     m.add_argument("--table", default="plain", choices=["plain", "checker"], help="the twin table's top (checker: a check cloth)")
+    b = groups.subcommand("bench", "build", "the table's build read on the twin (stacko run's reading), some levels laid unseen", _bench_build)
+    b.add_argument("--seeds", default="101-110", help="twin seeds, FIRST-LAST (default 101-110)")
+    b.add_argument("--levels", type=int, default=5, help="levels laid (default 5)")
+    b.add_argument("--unseen", default="2,4", help="levels laid while hands hid the tower, comma-separated ('' for none)")
+    b.add_argument("--no-load-cell", action="store_true", help="the camera alone, as a table without a load cell")
+    b.add_argument("--out", help="write the per-build results here (JSON)")
 
 
 def _script(args: argparse.Namespace) -> int:
@@ -91,6 +97,23 @@ def _bench_match(args: argparse.Namespace) -> int:
     from referee.loop.bench_match import run_bench as bench
 
     bench(args.matches, args.seed, args.players, args.max_turns, args.skill, args.out, args.record, args.workers, args.table)
+    return 0
+
+
+def _bench_build(args: argparse.Namespace) -> int:
+    from referee.loop.bench_build import run_bench as bench
+
+    try:
+        first, _, last = args.seeds.partition("-")
+        seeds = range(int(first), int(last or first) + 1)
+        unseen = tuple(int(v) for v in args.unseen.split(",") if v.strip())
+    except ValueError:
+        print("stacko bench build: --seeds is FIRST-LAST (e.g. 101-110) and --unseen levels like 2,4", file=sys.stderr)
+        return 2
+    if args.levels < 1 or any(not 1 <= k <= args.levels for k in unseen):
+        print("stacko bench build: --unseen levels must be among the levels laid", file=sys.stderr)
+        return 2
+    bench(seeds, args.levels, unseen, weighed=not args.no_load_cell, out=args.out)
     return 0
 
 

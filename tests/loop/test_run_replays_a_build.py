@@ -5,16 +5,12 @@ the twin, as a table's camera and load cell would have recorded a builder laying
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("hardware.sim")  # picks the offscreen GL before MuJoCo loads
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_build_on_the_twin import _LayingCamera  # noqa: E402
 
 PLAYERS = ["Ana", "Ben", "Cy"]
 
@@ -26,9 +22,10 @@ def _record_build(folder: Path, seed: int, tower, levels: int, unseen: tuple[int
     Returns the recording's length in seconds."""
     from hardware.detectors.config import load_detector_config
     from hardware.recorder import SessionWriter
+    from hardware.sim.build_scene import LayingCamera
 
     block_g = load_detector_config(None).load.block_g
-    camera = _LayingCamera(seed, tower, levels, frames_per_level=12, unseen=unseen)
+    camera = LayingCamera(seed, tower, levels, frames_per_level=12, unseen=unseen)
     rng = np.random.default_rng(seed)
     t = 0.0
     with SessionWriter(folder, "sim", imu_hz=100.0, load_sps=320.0) as w:

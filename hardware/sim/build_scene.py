@@ -1,0 +1,75 @@
+"""The twin's tower as a builder lays it, level by level, for reading the build at a real table
+without one: the overhead camera's frames and the weighed tray's load samples.
+
+A level the builder lays while hands hide the tower is never seen steadily by the camera; such
+levels (`unseen`) are skipped by the camera, while the tray still weighs them.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+
+class LayingCamera:
+    """The match's overhead camera over a tower laid level by level: `frames_per_level` frames of
+    each level as it stands (the first `k` levels of `tower`), then nothing (read() -> None).
+    Levels in `unseen` are laid but not shown."""
+
+    def __init__(self, seed: int, tower, levels: int, frames_per_level: int = 4, unseen: tuple[int, ...] = ()):
+        from referee.loop.demo import match_look
+
+        self.seed, self.tower, self.levels, self.per = seed, tower, levels, frames_per_level
+        self.unseen = tuple(unseen)
+        self.look = match_look(seed)  # one table, one camera, one light, as the demo's build
+        self.k, self.shown, self.twin, self.seq = 0, frames_per_level, None, 0
+
+    @property
+    def done(self) -> bool:
+        """Every level laid and shown."""
+        return self.twin is None and self.k >= self.levels
+
+    def read(self):
+        from hardware.sim.twin import Twin
+
+        if self.shown >= self.per:
+            self.close()
+            if self.k >= self.levels:
+                return None
+            self.k += 1
+            while self.k in self.unseen and self.k < self.levels:
+                self.k += 1
+            self.twin = Twin(self.seed * 100 + self.k, self.tower[: self.k], n_seats=3)
+            self.shown = 0
+        self.twin.step(0.05)
+        self.shown += 1
+        self.seq += 1
+        return SimpleNamespace(image=self.twin.render("top", look=self.look), t=self.twin.t, seq=self.seq)
+
+    def close(self) -> None:
+        if self.twin is not None:
+            self.twin.close()
+            self.twin = None
+
+
+class WeighedTray:
+    """The load cell under the tray the camera shows: the empty tray and the blocks laid, sampled
+    at the NAU7802's 320 per second with a little noise, `per_read_s` of samples a read (as
+    `SensorStream.read()`: imu_t, accel, load_t, grams)."""
+
+    def __init__(self, camera: LayingCamera, block_g: float, empty_g: float = 0.0, per_read_s: float = 0.05,
+                 noise_g: float = 0.3, seed: int = 1):
+        self.camera, self.block_g, self.empty_g, self.per_read_s, self.noise_g = camera, block_g, empty_g, per_read_s, noise_g
+        self.t = 0.0
+        self.rng = np.random.default_rng(seed)
+
+    def grams(self) -> float:
+        """What the tray weighs now: the blocks of the levels laid so far."""
+        return self.empty_g + 3 * self.camera.k * self.block_g
+
+    def read(self):
+        t = self.t + np.arange(int(round(self.per_read_s * 320))) / 320.0
+        self.t += self.per_read_s
+        g = self.grams() + self.rng.normal(0.0, self.noise_g, len(t))
+        return np.zeros(0), np.zeros((0, 3)), t, g
