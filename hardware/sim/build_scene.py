@@ -59,14 +59,18 @@ class WeighedTray:
     `SensorStream.read()`: imu_t, accel, load_t, grams)."""
 
     def __init__(self, camera: LayingCamera, block_g: float, empty_g: float = 0.0, per_read_s: float = 0.05,
-                 noise_g: float = 0.3, seed: int = 1):
+                 noise_g: float = 0.3, seed: int = 1, resting_hand_g: float = 0.0):
         self.camera, self.block_g, self.empty_g, self.per_read_s, self.noise_g = camera, block_g, empty_g, per_read_s, noise_g
+        # a hand resting on the tray away from the tower (the camera counts no hand) through the
+        # second half of each level's frames: weight that is no block
+        self.resting_hand_g = resting_hand_g
         self.t = 0.0
         self.rng = np.random.default_rng(seed)
 
     def grams(self) -> float:
         """What the tray weighs now: the blocks of the levels laid so far."""
-        return self.empty_g + 3 * self.camera.k * self.block_g
+        resting = self.resting_hand_g if self.camera.shown * 2 > self.camera.per else 0.0
+        return self.empty_g + 3 * self.camera.k * self.block_g + resting
 
     def read(self):
         t = self.t + np.arange(int(round(self.per_read_s * 320))) / 320.0

@@ -1,7 +1,8 @@
 """`stacko bench build`: the table's build read on the twin, as `stacko run` reads it.
 
 The real vision reads a tower the builder lays level by level (`hardware.sim.build_scene`), the
-load cell weighs the tray, and a builder who knows the blocks answers the page's questions. Some
+load cell weighs the tray, and a builder who knows the blocks answers the page's questions
+(whether a level was laid unseen, and the blocks the camera could not name). Some
 levels can be laid unseen (covered by the next before the camera saw them). Per seed: whether
 the map that comes back is the tower laid, which levels were found covered, and what was asked.
 """
@@ -22,15 +23,18 @@ class BuildResult:
     seed: int
     right: bool             # the map is the tower laid, block for block
     levels_read: int
-    covered: list[int]      # levels found laid unseen
+    covered: list[int]      # levels found laid unseen (and confirmed by the builder)
+    confirmed: list[int]    # levels the builder was asked whether they were laid (the camera had not read them)
     asked: list[list[int]]  # (level, slot) the builder was asked about, in order
     seconds: float
 
 
 def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_level: int = 12,
-               weighed: bool = True, max_ticks: int = 4000, workdir: str | Path | None = None) -> BuildResult:
+               weighed: bool = True, resting_hand_g: float = 0.0, max_ticks: int = 4000,
+               workdir: str | Path | None = None) -> BuildResult:
     """One build of `levels` levels of seed's tower, read by `stacko run`'s build loop. `weighed`:
-    with the load cell (else the camera alone)."""
+    with the load cell (else the camera alone); `resting_hand_g`: a hand that heavy rests on the
+    tray away from the tower through the second half of each level's frames."""
     from hardware.detectors.config import load_detector_config
     from hardware.sim.build_scene import LayingCamera, WeighedTray
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
@@ -50,20 +54,27 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
     load = load_detector_config(None).load
     reader = MapGuidedReader(load_pipeline(vision_calibration(DemoOptions(seed=seed), lambda s: None)))
     camera = LayingCamera(seed, tower, levels, frames_per_level, unseen)
-    devices = SimpleNamespace(camera=camera, sensors=WeighedTray(camera, load.block_g, 420.0) if weighed else None,
+    devices = SimpleNamespace(camera=camera, sensors=WeighedTray(camera, load.block_g, 420.0, resting_hand_g=resting_hand_g)
+                              if weighed else None,
                               buttons=SimpleNamespace(read=lambda: [SimpleNamespace(button="confirm")] if camera.done else []))
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         session = RefereeSession(MatchStore(Path(tmp) / "log.sqlite"), TableHub(),
                                  SimpleNamespace(say=lambda *a, **k: None), SimpleNamespace(now=lambda: 0.0))
         session.start_match(["Ana", "Ben", "Cy"])
         asked: list[list[int]] = []
+        confirmed: list[int] = []  # levels the builder was asked whether they were laid unseen
         ticks = [0]
 
         def tick() -> bool:
             """The builder answers each question from the tower in front of them."""
             ticks[0] += 1
             q = session.question
-            if q is not None:
+            if q is not None and q["id"].startswith("covered-"):
+                level = int(q["id"].split("-")[1])
+                confirmed.append(level)
+                laid = level <= camera.k  # the builder knows what they laid
+                session.hub.submit({"action": "answer", "question": q["id"], "option": "yes" if laid else "no"})
+            elif q is not None:
                 level, slot = (int(v) for v in q["id"].split("-")[1:3])
                 if [level, slot] not in asked:
                     asked.append([level, slot])
@@ -80,20 +91,21 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
             camera.close()
             session.store.close()
     return BuildResult(seed, rows == [list(r) for r in tower[:levels]], len(build.levels),
-                       [lv.level for lv in build.levels if lv.covered], asked, round(time.perf_counter() - t0, 1))
+                       [lv.level for lv in build.levels if lv.covered], confirmed, asked, round(time.perf_counter() - t0, 1))
 
 
 def run_bench(seeds: range, levels: int, unseen: tuple[int, ...], weighed: bool = True, out: str | None = None,
-              echo=print) -> list[BuildResult]:
+              resting_hand_g: float = 0.0, echo=print) -> list[BuildResult]:
     results = []
     for seed in seeds:
-        r = build_once(seed, levels, unseen, weighed=weighed)
+        r = build_once(seed, levels, unseen, weighed=weighed, resting_hand_g=resting_hand_g)
         results.append(r)
         echo(json.dumps(asdict(r)))
     summary = {"builds": len(results), "right": sum(r.right for r in results),
                "covered_found_exactly": sum(r.covered == sorted(set(unseen) - {levels}) for r in results),
-               "questions": sum(len(r.asked) for r in results), "levels": levels, "unseen": list(unseen),
-               "load_cell": weighed}
+               "questions": sum(len(r.asked) + len(r.confirmed) for r in results),
+               "asked_of_levels_seen": sum(len(set(r.confirmed) - set(unseen)) for r in results), "levels": levels, "unseen": list(unseen),
+               "load_cell": weighed, "resting_hand_g": resting_hand_g}
     echo(json.dumps(summary))
     if out:
         Path(out).write_text(json.dumps({"summary": summary, "builds": [asdict(r) for r in results]}, indent=1) + "\n")

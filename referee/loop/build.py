@@ -11,7 +11,10 @@ asked about, and the reading goes on with the level above. The camera alone cann
 view one level above the level awaited, taken while the builder pauses, shows the level below it
 in the same orientation (twin seed 110: named, and sure), which would be taken as phantom levels.
 Two levels laid unseen show as a whole level more on the tray: the camera's view in the awaited
-level's orientation is then the level above the next, and is not taken for it.
+level's orientation is then the level above the next, and is not taken for it. The weight cannot
+tell blocks from a hand resting on the tray away from the tower, so a covered level is the
+builder's to confirm (`BuildQuestions`); one they deny is not claimed again until the tray's
+weight changes by a block.
 """
 
 from __future__ import annotations
@@ -57,11 +60,14 @@ class BuildReader:
         self._last: tuple | None = None
         self._stable = 0
         self._covered_frames = 0
+        self._vouched = False  # some frame of the steady reading had the tray settled (or no load cell)
         self._floor_g: float | None = None  # the lightest the tray settled before the first level
         self._now_g: float | None = None    # its settled weight on this frame (None: moving, or hands)
         self._base_g: float | None = None   # its weight with the last level read laid ...
         self._base_due = False              # ... to be taken from the next settled weight
         self._unweighed = 1 << 30           # frames with no hands since the tray last settled
+        self._claimed_g: float | None = None  # the weight a covered level was last claimed at ...
+        self._denied_g: float | None = None   # ... and one the builder denied
 
     @property
     def next_level(self) -> int:
@@ -86,11 +92,14 @@ class BuildReader:
         if reading.hands:
             self._stable = self._covered_frames = 0
             return None
-        self._weighed(settled_g)
-        if settled_g is None and self._unweighed <= self.config.scale_frames:
-            # the tray still moves: the weight may yet show a level laid unseen, so wait for it
-            self._stable = self._covered_frames = 0
-            return None
+        denied = settled_g is not None and self._denied(settled_g)
+        if denied:
+            settled_g = None  # weight the builder said is no block: the camera alone while it stays
+        else:
+            self._weighed(settled_g)
+        # a frame the weight can vouch for: settled, or no load cell to wait for (none, one that
+        # stopped answering, or weight the builder said is no block)
+        vouched = settled_g is not None or denied or self._unweighed > self.config.scale_frames
         above = self._blocks_above_base(settled_g)
         if above is not None and above >= self.config.covered_blocks + 3:
             # a whole level over the awaited one: the view in its orientation is the level above that
@@ -101,7 +110,8 @@ class BuildReader:
             seen_above = reading.orientation == Tower.orientation(level + 1) and any(n is not None for n in reading.names)
             if seen_above and above is not None and above >= self.config.covered_blocks:
                 return self._covered(level)
-            self._covered_frames = 0
+            if settled_g is not None:
+                self._covered_frames = 0
             return None
         self._covered_frames = 0
         names = tuple(reading.names)
@@ -109,9 +119,15 @@ class BuildReader:
                 or all(n is None for n in names)):
             self._stable = 0
             return None
-        self._stable = self._stable + 1 if names == self._last else 1
+        if names == self._last and self._stable:
+            self._stable += 1
+            self._vouched = self._vouched or vouched
+        else:
+            self._stable, self._vouched = 1, vouched
         self._last = names
-        if self._stable < self.config.stable_frames:
+        # with a load cell, the tray must have settled on some frame of the steady reading: the
+        # weight that shows two levels laid unseen (above) settles after the camera reads the top
+        if self._stable < self.config.stable_frames or not self._vouched:
             return None
         self._stable, self._last = 0, None
         return LevelRead(level, list(names), [s.confidence for s in reading.slots])
@@ -141,11 +157,21 @@ class BuildReader:
         more than its three blocks above the last level read, and the camera sees a block on the
         level above (or the tray weighs a whole level more still, and whatever the camera sees in
         the awaited level's orientation is the level above that: two levels laid unseen)."""
+        self._claimed_g = self._now_g
         self._covered_frames += 1
         if self._covered_frames < self.config.stable_frames:
             return None
         self._covered_frames = 0
         return LevelRead(level, [None, None, None], [0.0, 0.0, 0.0], covered=True)
+
+    def deny_covered(self) -> None:
+        """The builder says the level last claimed covered was not laid: the weight is something
+        else on the tray (a hand resting on it). While the tray weighs that (within half a block),
+        the weight is not used: no level is claimed again, and the camera reads on alone."""
+        self._denied_g = self._claimed_g
+
+    def _denied(self, settled_g: float) -> bool:
+        return self._denied_g is not None and abs(settled_g - self._denied_g) < 0.5 * self.config.block_g
 
     def doubtful_slots(self, read: LevelRead) -> list[int]:
         """Slots read with too little confidence to take without asking."""

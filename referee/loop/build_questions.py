@@ -2,13 +2,15 @@
 
 A block the camera cannot name, or read with too little confidence, or one of two the box cannot
 both hold (a third red 3), is the builder's to name. Any of the 45 blocks can be named in two
-taps: its colour (or the Wild), then its number or symbol, so no button list runs long.
+taps: its colour (or the Wild), then its number or symbol, so no button list runs long. A level
+the load cell says was laid while hands hid it is the builder's to confirm first: only then is
+it taken into the map, and its three blocks asked about.
 """
 
 from __future__ import annotations
 
 from referee.blocks import Block, BlockError
-from referee.loop.build import BuildReader
+from referee.loop.build import BuildReader, LevelRead
 
 COLOURS = ("red", "yellow", "green", "blue", "wild")
 SYMBOLS = ("1", "2", "3", "4", "draw2", "reverse", "skip")
@@ -26,11 +28,17 @@ class BuildQuestions:
         self.waiting: list[tuple[int, int]] = []  # (level, slot) not asked yet, in order
         self.asking: tuple[int, int, str | None] | None = None  # (level, slot, colour once named)
         self.answered: set[tuple[int, int]] = set()  # the builder's word is final
+        self.covered: LevelRead | None = None  # a level found covered, until the builder says whether it is
 
     @property
     def open(self) -> bool:
-        """Whether some slot still waits for the builder's answer."""
-        return bool(self.waiting) or self.asking is not None
+        """Whether some slot (or a covered level) still waits for the builder's answer."""
+        return bool(self.waiting) or self.asking is not None or self.covered is not None
+
+    def confirm_covered(self, read: LevelRead) -> None:
+        """Ask whether a level was laid while hands hid it (`read.covered`); the build takes no
+        other level until the builder answers."""
+        self.covered = read
 
     def add(self, level: int, slot: int) -> None:
         """Ask about a slot (once: not again after the builder has named its block)."""
@@ -41,6 +49,12 @@ class BuildQuestions:
     def poll(self) -> None:
         """Put the next question on the page when the page has none open."""
         if self.session.question is not None:
+            return
+        if self.covered is not None:
+            level = self.covered.level
+            self.session.ask(f"covered-{level}", f"Is level {level} laid? The camera has not read it, and the tray "
+                             f"weighs more than the levels it read.", ["yes", "no"],
+                             [f"yes, level {level} is laid", "no, something else is on the tray"])
             return
         if self.asking is None and self.waiting:
             level, slot = self.waiting.pop(0)
@@ -62,6 +76,15 @@ class BuildQuestions:
     def on_answer(self, qid: str, option: str) -> list:
         """The builder's answer to a build question: the colour asks for the symbol next; the
         symbol (or the Wild) names the block in the build's map."""
+        if qid.startswith("covered-") and self.covered is not None:
+            read, self.covered = self.covered, None
+            if option == "yes":
+                self.build.accept(read)
+                for slot in range(3):
+                    self.add(read.level, slot)
+            else:
+                self.build.deny_covered()
+            return []
         if self.asking is None or not qid.startswith("build-"):
             raise ValueError("that question is not about the tower being built")
         level, slot, colour = self.asking
@@ -84,8 +107,11 @@ class BuildQuestions:
         """Stop asking (the build was ended another way): the open question leaves the page."""
         if self.asking is not None:
             self.session.clear_question(self._qid())
+        if self.covered is not None:
+            self.session.clear_question(f"covered-{self.covered.level}")
         self.waiting.clear()
         self.asking = None
+        self.covered = None
 
     def _qid(self) -> str:
         """The id of the question on the slot being asked about, at its step (colour, then symbol)."""

@@ -179,8 +179,8 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
                 return build.rows()
             settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
             frame = devices.camera.read() if devices.camera is not None else None
-            if frame is None or every_block:
-                continue
+            if frame is None or every_block or questions.covered is not None:
+                continue  # (no level is taken while the builder is asked whether one was laid unseen)
             try:
                 reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
             except Exception as exc:
@@ -189,13 +189,14 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             read = build.on_frame(reading, settled_g)
             if read is None:
                 continue
+            if read.covered:  # taken once the builder confirms it, its blocks then asked about
+                echo(f"Level {read.level}: covered before the camera saw it? The builder is asked on the page.")
+                questions.confirm_covered(read)
+                questions.poll()
+                continue
             doubtful = build.doubtful_slots(read)
             build.accept(read)
-            if read.covered:
-                echo(f"Level {read.level}: covered before the camera saw it; the builder names its blocks on the page.")
-                session.announce([f"Level {read.level} was covered before the camera saw it: name its blocks on the page."])
-            else:
-                echo(f"Level {read.level}: " + ", ".join(n or "a block the camera cannot name" for n in read.names))
+            echo(f"Level {read.level}: " + ", ".join(n or "a block the camera cannot name" for n in read.names))
             for slot in doubtful:
                 questions.add(read.level, slot)
             for level, slot in build.over_counted():

@@ -67,12 +67,13 @@ def test_a_wild_the_camera_cannot_name_is_named_by_the_builder_and_the_build_goe
 
 def test_a_level_laid_over_before_the_camera_saw_it_is_named_by_the_builder_and_the_build_goes_on(tmp_path):
     """Seed 110's level 2 covered by level 3 before the camera read it: the tray weighs six blocks
-    more than with level 1, the camera sees level 3's orientation. The builder names level 2's
-    three blocks; levels 1 and 3 are read by the camera (level 1's Wild aside)."""
+    more than with level 1, the camera sees level 3's orientation. The builder confirms level 2
+    was laid and names its three blocks; levels 1 and 3 are read by the camera (level 1's Wild
+    aside)."""
     from referee.loop.bench_build import build_once
 
     r = build_once(110, levels=3, unseen=(2,), workdir=tmp_path)
-    assert r.right and r.levels_read == 3 and r.covered == [2]
+    assert r.right and r.levels_read == 3 and r.covered == [2] and r.confirmed == [2]
     assert r.asked == [[1, 1], [2, 0], [2, 1], [2, 2]]  # level 1's Wild, then level 2's three blocks
 
 

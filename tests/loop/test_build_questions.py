@@ -172,3 +172,55 @@ def test_a_block_read_unsurely_is_confirmed_in_one_tap(tmp_path):
     assert q["options"][0] == "red-1" and q["labels"][0] == "it is " + Block.parse("red-1").spoken()
     session.answer(q["id"], "red-1")
     assert build.rows()[0] == ["green-3", "red-1", "red-3"] and not questions.open
+
+
+def _covered_claim(tmp_path):
+    """A build that has read level 1 on a weighed tray, and then found level 2 covered: the tray
+    weighs seven blocks more, and the camera sees level 3's orientation."""
+    session = _session(tmp_path)
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET])
+    one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 551.0))
+    above = _level(3, ("blue-2", 0.99), (None, 0.99), (None, 0.99))
+    build.on_frame(above, 619.0)
+    read = build.on_frame(above, 619.0)
+    assert read is not None and read.covered and read.level == 2
+    questions = BuildQuestions(build, session)
+    session.on_answer = questions.on_answer
+    questions.confirm_covered(read)
+    questions.poll()
+    return session, build, questions, above
+
+
+def test_a_level_laid_unseen_is_taken_only_once_the_builder_confirms_it_then_its_blocks_are_asked(tmp_path):
+    session, build, questions, _ = _covered_claim(tmp_path)
+    assert session.question["id"] == "covered-2" and build.next_level == 2  # not taken yet
+    session.answer("covered-2", "yes")
+    assert build.next_level == 3 and build.levels[1].covered
+    questions.poll()
+    assert session.question["id"] == "build-2-0"  # its blocks, one by one
+    assert questions.waiting == [(2, 1), (2, 2)]
+
+
+def test_a_hand_resting_on_the_tray_is_no_level_when_the_builder_says_so(tmp_path):
+    """The weight was a hand on the tray's edge, away from the tower: the builder says no, the
+    level is not taken, and it is not claimed again at that weight."""
+    session, build, questions, above = _covered_claim(tmp_path)
+    session.answer("covered-2", "no")
+    assert build.next_level == 2 and not questions.open and session.question is None
+    for _ in range(3):
+        assert build.on_frame(above, 619.0) is None
+    build.on_frame(above, 619.0 + 17.0)  # a block more: the claim may come again
+    assert build.on_frame(above, 619.0 + 17.0) is not None
+
+
+def test_while_the_hand_stays_on_the_tray_the_camera_reads_the_next_level_alone(tmp_path):
+    """After the builder says no, the weight of the hand is not held against the build: level 2,
+    laid and seen while the hand still rests there, is read as usual."""
+    session, build, questions, _ = _covered_claim(tmp_path)
+    session.answer("covered-2", "no")
+    two = _level(2, ("blue-2", 0.99), ("blue-1", 0.99), ("blue-3", 0.99))
+    build.on_frame(two, 619.0 + 3.0)  # (the hand shifts a little: still the weight denied)
+    read = build.on_frame(two, 619.0 + 3.0)
+    assert read is not None and not read.covered and read.names == ["blue-2", "blue-1", "blue-3"]

@@ -185,17 +185,19 @@ def test_with_a_load_cell_a_level_is_taken_only_once_the_tray_has_settled():
     """The camera reads the top as soon as the hands leave; the weight that would show a level
     laid unseen settles a few tenths of a second later, so the level waits for it."""
     build = _reader()
+    laying = _frame(("green-3", 0.99), (None, 0.97), (None, 0.97), level=1)
     one = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), level=1)
-    assert build.on_frame(one, 500.0) is None  # the load cell answers
+    assert build.on_frame(laying, 500.0) is None  # the load cell answers
     for _ in range(3):
         assert build.on_frame(one, None) is None  # the tray still swings
-    assert build.on_frame(one, 551.0) is None
-    assert build.on_frame(one, 551.0) is not None
+    assert build.on_frame(one, 551.0) is not None  # settled: the steady reading is taken
 
 
 def test_a_load_cell_that_stops_answering_does_not_stall_the_build():
     build = _reader()
+    laying = _frame(("green-3", 0.99), (None, 0.97), (None, 0.97), level=1)
     one = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), level=1)
-    build.on_frame(one, 500.0)
-    taken = [build.on_frame(one, None) for _ in range(build.config.scale_frames + 2)]
+    build.on_frame(laying, 500.0)  # the load cell answered, then stops
+    taken = [build.on_frame(one, None) for _ in range(build.config.scale_frames + 1)]
+    assert all(t is None for t in taken[:-1])
     assert taken[-1] is not None and taken[-1].names == ["green-3", "red-1", "red-3"]
