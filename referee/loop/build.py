@@ -164,6 +164,16 @@ class BuildReader:
         self._covered_frames = 0
         return LevelRead(level, [None, None, None], [0.0, 0.0, 0.0], covered=True)
 
+    def unread_blocks(self, settled_g: float | None) -> int:
+        """Blocks the tray holds beyond the levels read, as its settled weight says (0 when it
+        cannot say: no weight, or a weight the builder said is no block)."""
+        if settled_g is None or self._denied(settled_g):
+            return 0
+        above = self._blocks_above_base(settled_g)
+        if above is None:
+            return 0
+        return max(0, int(round(above)))
+
     def deny_covered(self) -> None:
         """The builder says the level last claimed covered was not laid: the weight is something
         else on the tray (a hand resting on it). While the tray weighs that (within half a block),

@@ -155,13 +155,16 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     A block the camera cannot name, reads unsurely, or reads once too often for the box is asked
     about on the page (`BuildQuestions`: its colour, then its number or symbol); the build ends
     only once every such question is answered, and so is every block of a level laid over before
-    the camera read it (`weight`, a TrayWeight: the load cell tells it). Meanwhile the page may
-    still take back the call that ended the last round (REOPENED)."""
+    the camera read it (`weight`, a TrayWeight: the load cell tells it), and "confirm" waits
+    while the tray holds blocks the camera has not read. Meanwhile the page may still take back
+    the call that ended the last round (REOPENED)."""
     from referee.loop.build_questions import BuildQuestions
 
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
+    weighed_g = None  # the tray's last settled weight
+    warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
     try:
         while tick():
             session.poll_page()
@@ -169,15 +172,23 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
                 questions.withdraw()
                 return REOPENED
             questions.poll()
+            settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
+            weighed_g = settled_g if settled_g is not None else weighed_g
             for press in devices.buttons.read() if devices.buttons is not None else []:
                 if press.button == "confirm" and build.levels:
-                    if not questions.open:
+                    unread = build.unread_blocks(weighed_g)
+                    if questions.open:
+                        session.announce(["Name the blocks the page asks about, then confirm."], urgent=True)
+                    elif unread and not warned:  # (a second confirm starts anyway: the scale may have drifted)
+                        warned = True
+                        session.announce([f"The tray holds {unread} block{'s' if unread > 1 else ''} more than the camera "
+                                          "has read: keep hands off the tower a moment, then confirm (or confirm again "
+                                          "to start with the levels read)."], urgent=True)
+                    else:
                         return build.rows()
-                    session.announce(["Name the blocks the page asks about, then confirm."], urgent=True)
             every_block = len(build.rows()) * 3 >= len(build.block_set)  # the whole set is in the tower
             if every_block and not questions.open:
                 return build.rows()
-            settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
             frame = devices.camera.read() if devices.camera is not None else None
             if frame is None or every_block or questions.covered is not None:
                 continue  # (no level is taken while the builder is asked whether one was laid unseen)

@@ -224,3 +224,57 @@ def test_while_the_hand_stays_on_the_tray_the_camera_reads_the_next_level_alone(
     build.on_frame(two, 619.0 + 3.0)  # (the hand shifts a little: still the weight denied)
     read = build.on_frame(two, 619.0 + 3.0)
     assert read is not None and not read.covered and read.names == ["blue-2", "blue-1", "blue-3"]
+
+
+class _Scale:
+    """A load cell under the tray: settled at `grams` (changed by the test), 0.05 s of samples a read."""
+
+    def __init__(self, grams):
+        self.grams, self.t = grams, 0.0
+
+    def read(self):
+        import numpy as np
+
+        t = self.t + np.arange(16) / 320.0
+        self.t += 0.05
+        return np.zeros(0), np.zeros((0, 3)), t, np.full(16, float(self.grams))
+
+
+def test_confirm_waits_while_the_tray_holds_a_level_the_camera_has_not_read(tmp_path):
+    """Level 1 read, level 2 laid but not yet seen without hands: the first confirm is answered
+    with a warning, a second one starts with the levels read (the scale may have drifted)."""
+    from hardware.detectors.config import load_detector_config
+    from referee.loop.build import BuildConfig
+    from referee.loop.tray_weight import TrayWeight
+
+    session = _session(tmp_path)
+    load = load_detector_config(None).load
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=load.block_g))
+    one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
+    scale = _Scale(551.0)
+    said, presses, ticks = [], [], []
+
+    class Reader:
+        def read(self, image, t, seq, z):
+            return one
+
+    def tick():
+        ticks.append(1)
+        if len(ticks) == 30:  # level 1 read and the tray settled: level 2 laid in hands
+            scale.grams = 551.0 + 3 * 17.0
+        if len(ticks) in (60, 70):
+            presses.append(SimpleNamespace(button="confirm"))
+        return len(ticks) < 100
+
+    def buttons():
+        out = list(presses)
+        presses.clear()
+        return out
+
+    session.announce = lambda lines, urgent=False: said.extend(lines)
+    devices = SimpleNamespace(camera=SimpleNamespace(read=lambda: SimpleNamespace(image=None, t=0.0, seq=1)),
+                              buttons=SimpleNamespace(read=buttons), sensors=scale)
+    rows = _read_tower(devices, Reader(), build, session, tick, lambda s: None, TrayWeight(load))
+    assert rows == [["green-3", "red-1", "red-3"]]
+    assert len(ticks) == 70  # the second confirm
+    assert any("3 blocks more than the camera has read" in line for line in said)
