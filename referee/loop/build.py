@@ -6,15 +6,14 @@ hold (a third red 3), is asked about on the page rather than guessed.
 
 A level the builder covers with the next one before the camera has read it (hands over the tower
 all the while) is told from the load cell: the tray then weighs more than one more level above
-the last level read, while the camera sees the level above's orientation. Its three blocks are
-asked about, and the reading goes on with the level above. The camera alone cannot tell this: the
-view one level above the level awaited, taken while the builder pauses, shows the level below it
-in the same orientation (twin seed 110: named, and sure), which would be taken as phantom levels.
-Two levels laid unseen show as a whole level more on the tray: the camera's view in the awaited
-level's orientation is then the level above the next, and is not taken for it. The weight cannot
-tell blocks from a hand resting on the tray away from the tower, so a covered level is the
-builder's to confirm (`BuildQuestions`); one they deny is not claimed again until the tray's
-weight changes by a block.
+the last level read, while the camera sees the level above's orientation. Once the builder
+confirms it (`BuildQuestions`: the weight cannot tell blocks from a hand resting on the tray away
+from the tower), its three blocks are asked about and the reading goes on with the level above.
+A weight the builder denies is not used while it stays. The camera alone cannot tell a covered
+level: the view one level above the level awaited, taken while the builder pauses, shows the
+level below it in the same orientation (twin seed 110: named, and sure), which would be taken as
+phantom levels. Two levels laid unseen show as a whole level more on the tray: the camera's view
+in the awaited level's orientation is then the level above the next, and is not taken for it.
 """
 
 from __future__ import annotations
@@ -36,10 +35,10 @@ class BuildConfig:
     # when the camera sees the level above (it holds three; a half block clear of them, so a
     # base weighed a block short still holds), and whatever it sees from three blocks more
     covered_blocks: float = 3.5
-    # with a load cell (the tray settled within this many frames with no hands), a level is
-    # taken only on a frame the tray has settled on: the weight that would show a level laid
-    # unseen settles a few tenths of a second after the last hand leaves, while the camera can
-    # read the top at once
+    # with a load cell (the tray settled within this many frames with no hands), a steady reading
+    # is taken only once the tray has settled on one of its frames: the weight that would show a
+    # level laid unseen settles a few tenths of a second after the last hand leaves, while the
+    # camera can read the top at once
     scale_frames: int = 30
 
 
