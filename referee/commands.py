@@ -35,6 +35,7 @@ def register(groups) -> None:
     b.add_argument("--levels", type=int, default=5, help="levels laid (default 5)")
     b.add_argument("--unseen", default="2,4", help="levels laid while hands hid the tower, comma-separated ('' for none)")
     b.add_argument("--no-load-cell", action="store_true", help="the camera alone, as a table without a load cell")
+    b.add_argument("--frames-per-level", type=int, default=12, help="camera frames of each level shown (0.05 s apart)")
     b.add_argument("--resting-hand-g", type=float, default=0.0,
                    help="a hand this heavy resting on the tray away from the tower in each level's second half")
     b.add_argument("--out", help="write the per-build results here (JSON)")
@@ -115,7 +116,11 @@ def _bench_build(args: argparse.Namespace) -> int:
     if args.levels < 1 or any(not 1 <= k <= args.levels for k in unseen):
         print("stacko bench build: --unseen levels must be among the levels laid", file=sys.stderr)
         return 2
-    bench(seeds, args.levels, unseen, weighed=not args.no_load_cell, out=args.out, resting_hand_g=args.resting_hand_g)
+    if args.frames_per_level < 2:
+        print("stacko bench build: --frames-per-level must be 2 or more", file=sys.stderr)
+        return 2
+    bench(seeds, args.levels, unseen, weighed=not args.no_load_cell, out=args.out, resting_hand_g=args.resting_hand_g,
+          frames_per_level=args.frames_per_level)
     return 0
 
 

@@ -26,6 +26,14 @@ class LayingCamera:
         self.k, self.shown, self.twin, self.seq = 0, frames_per_level, None, 0
 
     @property
+    def next_k(self) -> int:
+        """The levels the tower will stand at when the camera next shows a new top."""
+        k = self.k + 1
+        while k in self.unseen and k < self.levels:
+            k += 1
+        return min(k, self.levels)
+
+    @property
     def done(self) -> bool:
         """Every level laid and shown."""
         return self.twin is None and self.k >= self.levels
@@ -37,9 +45,7 @@ class LayingCamera:
             self.close()
             if self.k >= self.levels:
                 return None
-            self.k += 1
-            while self.k in self.unseen and self.k < self.levels:
-                self.k += 1
+            self.k = self.next_k
             self.twin = Twin(self.seed * 100 + self.k, self.tower[: self.k], n_seats=3)
             self.shown = 0
         self.twin.step(0.05)
@@ -56,11 +62,14 @@ class LayingCamera:
 class WeighedTray:
     """The load cell under the tray the camera shows: the empty tray and the blocks laid, sampled
     at the NAU7802's 320 per second with a little noise, `per_read_s` of samples a read (as
-    `SensorStream.read()`: imu_t, accel, load_t, grams)."""
+    `SensorStream.read()`: imu_t, accel, load_t, grams). The blocks of the next levels weigh
+    `lead_reads` reads before the camera shows them: they are laid while the hands still hide
+    them, and the camera sees the new top only once the hands have gone."""
 
     def __init__(self, camera: LayingCamera, block_g: float, empty_g: float = 0.0, per_read_s: float = 0.05,
-                 noise_g: float = 0.3, seed: int = 1, resting_hand_g: float = 0.0):
+                 noise_g: float = 0.3, seed: int = 1, resting_hand_g: float = 0.0, lead_reads: int = 2):
         self.camera, self.block_g, self.empty_g, self.per_read_s, self.noise_g = camera, block_g, empty_g, per_read_s, noise_g
+        self.lead_reads = lead_reads
         # a hand resting on the tray away from the tower (the camera counts no hand) through the
         # second half of each level's frames: weight that is no block
         self.resting_hand_g = resting_hand_g
@@ -69,8 +78,14 @@ class WeighedTray:
 
     def grams(self) -> float:
         """What the tray weighs now: the blocks of the levels laid so far."""
-        resting = self.resting_hand_g if self.camera.shown * 2 > self.camera.per else 0.0
-        return self.empty_g + 3 * self.camera.k * self.block_g + resting
+        cam = self.camera
+        resting = self.resting_hand_g if cam.shown * 2 > cam.per else 0.0
+        return self.empty_g + 3 * self.laid_levels() * self.block_g + resting
+
+    def laid_levels(self) -> int:
+        """The levels on the tray now (the next ones are laid before the camera shows them)."""
+        cam = self.camera
+        return cam.next_k if cam.shown > cam.per - self.lead_reads else cam.k
 
     def read(self):
         t = self.t + np.arange(int(round(self.per_read_s * 320))) / 320.0

@@ -24,7 +24,7 @@ class BuildResult:
     right: bool             # the map is the tower laid, block for block
     levels_read: int
     covered: list[int]      # levels found laid unseen (and confirmed by the builder)
-    confirmed: list[int]    # levels the builder was asked whether they were laid (the camera had not read them)
+    confirmed: list[list]   # [level, "yes"/"no"]: asked whether a level the camera had not read was laid
     asked: list[list[int]]  # (level, slot) the builder was asked about, in order
     seconds: float
 
@@ -54,29 +54,33 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
     load = load_detector_config(None).load
     reader = MapGuidedReader(load_pipeline(vision_calibration(DemoOptions(seed=seed), lambda s: None)))
     camera = LayingCamera(seed, tower, levels, frames_per_level, unseen)
-    devices = SimpleNamespace(camera=camera, sensors=WeighedTray(camera, load.block_g, 420.0, resting_hand_g=resting_hand_g)
-                              if weighed else None,
+    scale = WeighedTray(camera, load.block_g, 420.0, resting_hand_g=resting_hand_g) if weighed else None
+    devices = SimpleNamespace(camera=camera, sensors=scale,
                               buttons=SimpleNamespace(read=lambda: [SimpleNamespace(button="confirm")] if camera.done else []))
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         session = RefereeSession(MatchStore(Path(tmp) / "log.sqlite"), TableHub(),
                                  SimpleNamespace(say=lambda *a, **k: None), SimpleNamespace(now=lambda: 0.0))
         session.start_match(["Ana", "Ben", "Cy"])
         asked: list[list[int]] = []
-        confirmed: list[int] = []  # levels the builder was asked whether they were laid unseen
+        confirmed: list[list] = []  # [level, answer]: asked whether a level the camera had not read was laid
         ticks = [0]
+        seen: list = [None]  # the questions on the page, each answered once
 
         def tick() -> bool:
             """The builder answers each question from the tower in front of them."""
             ticks[0] += 1
             q = session.question
+            if q is not None and q is seen[-1]:
+                return ticks[0] < max_ticks  # (answered already: the page takes it on the next round)
+            seen.append(q)
             if q is not None and q["id"].startswith("covered-"):
                 level = int(q["id"].split("-")[1])
-                confirmed.append(level)
-                laid = level <= camera.k  # the builder knows what they laid
+                laid = level <= (scale.laid_levels() if scale is not None else camera.k)  # the builder knows
+                confirmed.append([level, "yes" if laid else "no"])
                 session.hub.submit({"action": "answer", "question": q["id"], "option": "yes" if laid else "no"})
             elif q is not None:
                 level, slot = (int(v) for v in q["id"].split("-")[1:3])
-                if [level, slot] not in asked:
+                if [level, slot] not in asked:  # (its colour, then its symbol: one block)
                     asked.append([level, slot])
                 name = tower[level - 1][slot]
                 colour, _, symbol = name.partition("-")
@@ -95,17 +99,18 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
 
 
 def run_bench(seeds: range, levels: int, unseen: tuple[int, ...], weighed: bool = True, out: str | None = None,
-              resting_hand_g: float = 0.0, echo=print) -> list[BuildResult]:
+              resting_hand_g: float = 0.0, frames_per_level: int = 12, echo=print) -> list[BuildResult]:
     results = []
     for seed in seeds:
-        r = build_once(seed, levels, unseen, weighed=weighed, resting_hand_g=resting_hand_g)
+        r = build_once(seed, levels, unseen, frames_per_level, weighed=weighed, resting_hand_g=resting_hand_g)
         results.append(r)
         echo(json.dumps(asdict(r)))
     summary = {"builds": len(results), "right": sum(r.right for r in results),
                "covered_found_exactly": sum(r.covered == sorted(set(unseen) - {levels}) for r in results),
                "questions": sum(len(r.asked) + len(r.confirmed) for r in results),
-               "asked_of_levels_seen": sum(len(set(r.confirmed) - set(unseen)) for r in results), "levels": levels, "unseen": list(unseen),
-               "load_cell": weighed, "resting_hand_g": resting_hand_g}
+               "claims_denied": sum(a == "no" for r in results for _, a in r.confirmed),
+               "levels": levels, "unseen": list(unseen),
+               "load_cell": weighed, "resting_hand_g": resting_hand_g, "frames_per_level": frames_per_level}
     echo(json.dumps(summary))
     if out:
         Path(out).write_text(json.dumps({"summary": summary, "builds": [asdict(r) for r in results]}, indent=1) + "\n")

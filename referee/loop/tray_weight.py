@@ -27,4 +27,11 @@ class TrayWeight:
             return None
         for t, g in zip(load_t, grams):
             self.tracker.update(float(t), float(g))
-        return self.tracker.level if self.tracker.settled else None
+        tr = self.tracker
+        if not tr.settled or tr.level is None:
+            return None
+        # the settled level lags the load by its smoothing (some 0.1 s): while the quick signal
+        # has left it, the weight is changing now, whatever the settled level still says
+        if tr.fast is not None and abs(tr.fast - tr.level) > tr.cfg.stable_band_g:
+            return None
+        return tr.level

@@ -73,7 +73,7 @@ def test_a_level_laid_over_before_the_camera_saw_it_is_named_by_the_builder_and_
     from referee.loop.bench_build import build_once
 
     r = build_once(110, levels=3, unseen=(2,), workdir=tmp_path)
-    assert r.right and r.levels_read == 3 and r.covered == [2] and r.confirmed == [2]
+    assert r.right and r.levels_read == 3 and r.covered == [2] and r.confirmed == [[2, "yes"]]
     assert r.asked == [[1, 1], [2, 0], [2, 1], [2, 2]]  # level 1's Wild, then level 2's three blocks
 
 
