@@ -73,6 +73,16 @@ class SensorDetectors:
         self._early_place: SensorEvent | None = None  # an early place whose settled value is still to come
 
     # --- inputs ------------------------------------------------------------------------------
+    def new_tower(self, level_g: float | None) -> None:
+        """A new tower stands on the tray (a round starts): its settled weight, as the build
+        weighed it, is the load's reference, and the collapse test is armed. Without this the
+        reference comes from the load itself once it has been settled a while (after a collapse,
+        `rearm_stable_s`), and a lift in that while goes unreported. None: no weight known."""
+        if level_g is None:
+            return
+        self._load.force_reference(float(level_g))
+        self._armed, self._below_since, self._settled_since = True, None, None
+
     def speaking(self, t0: float, t1: float) -> None:
         """The referee's speaker talks from t0 to t1 (hold-off for touch/knock)."""
         self._speech.append((t0, t1 + self.cfg.speech.holdoff_margin_s))

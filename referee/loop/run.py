@@ -118,13 +118,15 @@ def run_table(opts: RunOptions, echo=print) -> int:
         while not stop.flag:
             if session.round is None or session.round.over:
                 build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=detector_config.load.block_g))
-                rows = _read_tower(devices, reader, build, session, tick, echo, TrayWeight(detector_config.load))
+                weight = TrayWeight(detector_config.load)
+                rows = _read_tower(devices, reader, build, session, tick, echo, weight)
                 if rows is None:
                     break
                 fuser.reset()
                 if rows is REOPENED:
                     continue  # the table took back the call that ended the round: play on
                 session.start_round(rows)
+                detectors.new_tower(weight.last_g)  # (the build read the sensors: the round starts from its weight)
             loop.poll()
             if devices.speaker is not None and hasattr(devices.speaker, "pump"):
                 devices.speaker.pump()

@@ -14,6 +14,7 @@ class TrayWeight:
 
     def __init__(self, cfg: LoadConfig):
         self.tracker = LoadTracker(cfg)
+        self.last_g: float | None = None  # the last settled weight given (the tower as built, at the end)
 
     def feed(self, sensors) -> float | None:
         """Take the samples since the last call from `sensors` (a SensorStream, or anything with
@@ -34,4 +35,5 @@ class TrayWeight:
         # has left it, the weight is changing now, whatever the settled level still says
         if tr.fast is not None and abs(tr.fast - tr.level) > tr.cfg.stable_band_g:
             return None
+        self.last_g = tr.level
         return tr.level

@@ -196,3 +196,35 @@ def test_a_referee_speaking_from_the_first_sample_does_not_stop_the_detectors(cf
     det = SensorDetectors(cfg)
     det.speaking(0.0, 3.0)
     assert _feed_all(det, s) == [K.TOUCH]
+
+
+def _next_round(seed: int, start: float):
+    """A new tower's first seconds, `start` seconds into the stream: a pull begins at once."""
+    s = Script(3.0, seed=seed)
+    s.pull(0.05)
+    gyro = s.finish()
+    return s.ti + start, s.acc, s.tl + start, s.load, gyro
+
+
+def test_a_pull_at_once_after_a_new_tower_is_weighed_is_a_lift_when_the_round_starts_from_its_weight(cfg):
+    """After a collapse the detectors wait for the load to settle a while before they trust it
+    again; the build has weighed the new tower already, so the round starts from that weight and
+    a pull straight away is reported."""
+    def after_a_collapse():
+        det = SensorDetectors(cfg)
+        s = Script(4.0, seed=11)
+        s.collapse(1.0)
+        gyro = s.finish()
+        det.feed(s.ti, s.acc, s.tl, s.load, gyro=gyro)
+        return det
+
+    ti, acc, tl, load, gyro = _next_round(12, 60.0)
+    told = after_a_collapse()
+    told.new_tower(float(load[:50].mean()))  # the build's settled weight
+    told.feed(ti, acc, tl, load, gyro=gyro)
+    told.flush()
+    untold = after_a_collapse()
+    untold.feed(ti, acc, tl, load, gyro=gyro)
+    untold.flush()
+    assert [e.kind for e in told.events][:1] == [K.COLLAPSE] and K.LIFT in [e.kind for e in told.events]
+    assert K.LIFT not in [e.kind for e in untold.events]
