@@ -152,6 +152,22 @@ def _wait_for_players(hub, tick, echo) -> list[str] | None:
 REOPENED: list = []  # _read_tower's answer when an Undo on the page reopened the round that had ended
 
 
+def _build_confirmed(build, questions, session, weighed_g: float | None, warned: bool) -> bool:
+    """Whether the builder's "confirm" ends the build: not while the page still asks about a
+    block, nor (the first time) while the tray holds blocks the camera has not read; a second
+    confirm then starts anyway (the scale may have drifted). Says why when it does not."""
+    if questions.open:
+        session.announce(["Name the blocks the page asks about, then confirm."], urgent=True)
+        return False
+    unread = build.unread_blocks(weighed_g)
+    if unread and not warned:
+        session.announce([f"The tray holds {unread} block{'s' if unread > 1 else ''} more than the camera has read: "
+                          "keep hands off the tower a moment, then confirm (or confirm again to start with the "
+                          "levels read)."], urgent=True)
+        return False
+    return True
+
+
 def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> list[list[str | None]] | None:
     """Read levels as they are laid until the builder presses "confirm" (or the whole set is read).
     A block the camera cannot name, reads unsurely, or reads once too often for the box is asked
@@ -178,16 +194,9 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             weighed_g = settled_g if settled_g is not None else weighed_g
             for press in devices.buttons.read() if devices.buttons is not None else []:
                 if press.button == "confirm" and build.levels:
-                    unread = build.unread_blocks(weighed_g)
-                    if questions.open:
-                        session.announce(["Name the blocks the page asks about, then confirm."], urgent=True)
-                    elif unread and not warned:  # (a second confirm starts anyway: the scale may have drifted)
-                        warned = True
-                        session.announce([f"The tray holds {unread} block{'s' if unread > 1 else ''} more than the camera "
-                                          "has read: keep hands off the tower a moment, then confirm (or confirm again "
-                                          "to start with the levels read)."], urgent=True)
-                    else:
+                    if _build_confirmed(build, questions, session, weighed_g, warned):
                         return build.rows()
+                    warned = warned or not questions.open
             every_block = len(build.rows()) * 3 >= len(build.block_set)  # the whole set is in the tower
             if every_block and not questions.open:
                 return build.rows()
