@@ -17,12 +17,11 @@ class LayingCamera:
     each level as it stands (the first `k` levels of `tower`), then nothing (read() -> None).
     Levels in `unseen` are laid but not shown."""
 
-    def __init__(self, seed: int, tower, levels: int, frames_per_level: int = 4, unseen: tuple[int, ...] = ()):
-        from referee.loop.demo import match_look
-
+    def __init__(self, seed: int, tower, levels: int, frames_per_level: int = 4, unseen: tuple[int, ...] = (),
+                 look=None):
         self.seed, self.tower, self.levels, self.per = seed, tower, levels, frames_per_level
         self.unseen = tuple(unseen)
-        self.look = match_look(seed)  # one table, one camera, one light, as the demo's build
+        self.look = look  # (hardware.sim.render.Look) one table, one camera, one light for every level
         self.k, self.shown, self.twin, self.seq = 0, frames_per_level, None, 0
 
     @property

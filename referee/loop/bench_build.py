@@ -39,7 +39,7 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
     from hardware.sim.build_scene import LayingCamera, WeighedTray
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
     from referee.loop.build import BuildConfig, BuildReader
-    from referee.loop.demo import DemoOptions, vision_calibration
+    from referee.loop.demo import DemoOptions, match_look, vision_calibration
     from referee.loop.perception import MapGuidedReader
     from referee.loop.run import _read_tower
     from referee.loop.session import RefereeSession
@@ -53,7 +53,7 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
     tower = random_tower(random.Random(seed))
     load = load_detector_config(None).load
     reader = MapGuidedReader(load_pipeline(vision_calibration(DemoOptions(seed=seed), lambda s: None)))
-    camera = LayingCamera(seed, tower, levels, frames_per_level, unseen)
+    camera = LayingCamera(seed, tower, levels, frames_per_level, unseen, look=match_look(seed))
     scale = WeighedTray(camera, load.block_g, 420.0, resting_hand_g=resting_hand_g) if weighed else None
     devices = SimpleNamespace(camera=camera, sensors=scale,
                               buttons=SimpleNamespace(read=lambda: [SimpleNamespace(button="confirm")] if camera.done else []))

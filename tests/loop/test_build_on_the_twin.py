@@ -17,7 +17,7 @@ def test_a_wild_the_camera_cannot_name_is_named_by_the_builder_and_the_build_goe
     from hardware.sim.build_scene import LayingCamera
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
     from referee.loop.build import BuildReader
-    from referee.loop.demo import DemoOptions, vision_calibration
+    from referee.loop.demo import DemoOptions, match_look, vision_calibration
     from referee.loop.perception import MapGuidedReader
     from referee.loop.run import _read_tower
     from referee.loop.session import RefereeSession
@@ -30,7 +30,7 @@ def test_a_wild_the_camera_cannot_name_is_named_by_the_builder_and_the_build_goe
     tower = random_tower(random.Random(seed))
     assert tower[0][1] == "wild"
     reader = MapGuidedReader(load_pipeline(vision_calibration(DemoOptions(seed=seed), lambda s: None)))
-    camera = LayingCamera(seed, tower, levels)
+    camera = LayingCamera(seed, tower, levels, look=match_look(seed))
 
     def presses():
         """The builder presses confirm once the levels are laid (and again, while the page asks)."""

@@ -23,9 +23,10 @@ def _record_build(folder: Path, seed: int, tower, levels: int, unseen: tuple[int
     from hardware.detectors.config import load_detector_config
     from hardware.recorder import SessionWriter
     from hardware.sim.build_scene import LayingCamera
+    from referee.loop.demo import match_look
 
     block_g = load_detector_config(None).load.block_g
-    camera = LayingCamera(seed, tower, levels, frames_per_level=12, unseen=unseen)
+    camera = LayingCamera(seed, tower, levels, frames_per_level=12, unseen=unseen, look=match_look(seed))
     rng = np.random.default_rng(seed)
     t = 0.0
     with SessionWriter(folder, "sim", imu_hz=100.0, load_sps=320.0) as w:
