@@ -113,7 +113,10 @@ def _bench_build(args: argparse.Namespace) -> int:
     except ValueError:
         print("stacko bench build: --seeds is FIRST-LAST (e.g. 101-110) and --unseen levels like 2,4", file=sys.stderr)
         return 2
-    if args.levels < 1 or any(not 1 <= k <= args.levels for k in unseen):
+    if not 1 <= args.levels <= 15:
+        print("stacko bench build: --levels is 1 to 15 (the 45 blocks make 15 levels)", file=sys.stderr)
+        return 2
+    if any(not 1 <= k <= args.levels for k in unseen):
         print("stacko bench build: --unseen levels must be among the levels laid", file=sys.stderr)
         return 2
     if args.frames_per_level < 2:
