@@ -133,34 +133,15 @@ class _Lift:
         inside &= rc == ri
         return _flat_index(rc, cc, w, channels, channel), inside
 
-    def index_by_axis(self, grid: tuple, channels: int, channel: np.ndarray | None,
-                      layout: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """index(grid, channels, channel, clip=False) of points with few distinct x and y
-        (layout: Probes.step_layout of these points): a point's column depends on its x alone
-        and its row on its y, so both are worked out per distinct value (the same arithmetic)
-        and gathered."""
-        ri, ci = self._rows_and_columns(grid, layout)
-        h, w = grid[3:]
-        ix, iy = layout[1], layout[3]
-        in_c = ci.view(np.uint32) < w  # (as index without clip)
-        in_r = ri.view(np.uint32) < h
-        ri *= w * channels
-        ci *= channels
-        flat = np.take(ri, iy, axis=1)
-        flat += np.take(ci, ix, axis=1)
-        if channel is not None:
-            flat += channel
-        inside = np.take(in_c, ix, axis=1)
-        inside &= np.take(in_r, iy, axis=1)
-        flat *= inside
-        return flat, inside
-
     def index_bordered(self, grid: tuple, channels: int, channel: np.ndarray | None,
                        layout: tuple[np.ndarray, ...]) -> np.ndarray:
-        """index_by_axis's flat indices into the grid's values bordered by one pixel (an
-        (h + 2, w + 2, channels) array, PlaneView.steps), a point outside the grid landing on
+        """index(grid, channels, channel)'s flat indices of points with few distinct x and y
+        (layout: Probes.step_layout of these points), into the grid's values bordered by one pixel
+        (an (h + 2, w + 2, channels) array, PlaneView.steps), a point outside the grid landing on
         that border: where the border holds 0 the values read need no mask for the points
-        outside (the masks and the masked write cost a fifth of a height score)."""
+        outside (the masks and the masked write cost a fifth of a height score). A point's column
+        depends on its x alone and its row on its y, so both are worked out per distinct value
+        (the same arithmetic as index) and gathered."""
         ri, ci = self._rows_and_columns(grid, layout)
         h, w = grid[3:]
         ix, iy = layout[1], layout[3]

@@ -269,7 +269,7 @@ def test_the_pixels_against_two_references_are_each_test():
     assert np.array_equal(b, tl.not_tray_colour(th, px, np.broadcast_to(table, px.shape)))
 
 
-def test_indices_without_clipping_and_by_axis_are_the_clipped_ones_where_inside():
+def test_indices_without_clipping_and_into_a_bordered_grid_are_the_clipped_ones_where_inside():
     rng = np.random.default_rng(14)
     pv = _view(rng)
     zs = np.arange(7.5, 330, 5.0)
@@ -283,10 +283,8 @@ def test_indices_without_clipping_and_by_axis_are_the_clipped_ones_where_inside(
         lift = ph._Lift(pv, pts, zs, nadirs, czs)
         flat, inside = lift.index(grid, 4, channel)
         loose, inside2 = lift.index(grid, 4, channel, clip=False)
-        axis, inside3 = lift.index_by_axis(grid, 4, channel, layout)
-        assert np.array_equal(inside, inside2) and np.array_equal(inside, inside3) and not inside.all()
+        assert np.array_equal(inside, inside2) and not inside.all()
         assert np.array_equal(loose[inside], flat[inside]) and (loose[~inside] == 0).all()
-        assert np.array_equal(axis, loose)
         assert np.array_equal(lift.on_sheet(), np.ones(inside.shape, bool))  # (no sheet set)
         # into the values bordered by one zero pixel: a point outside reads 0, one inside its own value
         values = rng.integers(1, 700, (*pv.img.shape[:2], 4)).astype(np.uint16)
