@@ -143,10 +143,15 @@ class BuildReader:
         if self._base_due:
             self._base_g, self._base_due = settled_g, False
 
+    @property
+    def _base(self) -> float | None:
+        """The tray's weight with the last level read laid (the empty tray's before the first)."""
+        return self._base_g if self.levels else self._floor_g
+
     def _blocks_above_base(self, settled_g: float | None) -> float | None:
         """How many blocks the tray weighs above the last level read (above the empty tray before
         the first), or None when that is not known."""
-        base = self._base_g if self.levels else self._floor_g
+        base = self._base
         if settled_g is None or base is None:
             return None
         return (settled_g - base) / self.config.block_g
@@ -193,7 +198,7 @@ class BuildReader:
         covered level then goes unseen, never one made up); for a covered level, whose level
         above is on it already, the last base and three blocks."""
         if read.covered:
-            base = self._base_g if self.levels else self._floor_g
+            base = self._base
             self._base_g = None if base is None else base + 3 * self.config.block_g
             self._base_due = False
         else:

@@ -181,7 +181,6 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
-    weighed_g = None  # the tray's last settled weight
     warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
     try:
         while tick():
@@ -191,10 +190,9 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
                 return REOPENED
             questions.poll()
             settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
-            weighed_g = settled_g if settled_g is not None else weighed_g
             for press in devices.buttons.read() if devices.buttons is not None else []:
                 if press.button == "confirm" and build.levels:
-                    if _build_confirmed(build, questions, session, weighed_g, warned):
+                    if _build_confirmed(build, questions, session, weight.last_g if weight is not None else None, warned):
                         return build.rows()
                     warned = warned or not questions.open
             every_block = len(build.rows()) * 3 >= len(build.block_set)  # the whole set is in the tower

@@ -14,7 +14,7 @@ class TrayWeight:
 
     def __init__(self, cfg: LoadConfig):
         self.tracker = LoadTracker(cfg)
-        self.last_g: float | None = None  # the last settled weight given (the tower as built, at the end)
+        self.last_g: float | None = None  # the last settled weight given (the tower as built, once the build ends)
 
     def feed(self, sensors) -> float | None:
         """Take the samples since the last call from `sensors` (a SensorStream, or anything with
