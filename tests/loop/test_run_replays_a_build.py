@@ -22,24 +22,22 @@ def _record_build(folder: Path, seed: int, tower, levels: int, unseen: tuple[int
     Returns the recording's length in seconds."""
     from hardware.detectors.config import load_detector_config
     from hardware.recorder import SessionWriter
-    from hardware.sim.build_scene import LayingCamera
+    from hardware.sim.build_scene import LayingCamera, WeighedTray
     from referee.loop.demo import match_look
 
-    block_g = load_detector_config(None).load.block_g
     camera = LayingCamera(seed, tower, levels, frames_per_level=12, unseen=unseen, look=match_look(seed))
-    rng = np.random.default_rng(seed)
+    scale = WeighedTray(camera, load_detector_config(None).load.block_g, 400.0, seed=seed)  # 0.05 s a read
     t = 0.0
     with SessionWriter(folder, "sim", imu_hz=100.0, load_sps=320.0) as w:
         while (frame := camera.read()) is not None:
-            ts = t + np.arange(16) / 320.0
-            w.load(ts, 400.0 + 3 * camera.k * block_g + rng.normal(0.0, 0.3, len(ts)))
+            w.load(*scale.read()[2:])
             ti = t + np.arange(5) / 100.0
             w.imu(ti, np.tile([0.0, 0.0, 1.0], (len(ti), 1)), np.zeros((len(ti), 3)))
             w.frame(t, frame.image)
             t += 0.05
         w.button(t + 0.1, "confirm")
-        ts = t + np.arange(160) / 320.0  # the tray after the build: the tower stands
-        w.load(ts, 400.0 + 3 * levels * block_g + rng.normal(0.0, 0.3, len(ts)))
+        for _ in range(10):  # the tray after the build: the tower stands
+            w.load(*scale.read()[2:])
         w.imu(t + np.arange(50) / 100.0, np.tile([0.0, 0.0, 1.0], (50, 1)), np.zeros((50, 3)))
     return t + 0.5
 
