@@ -9,11 +9,21 @@ all the while) is told from the load cell: the tray then weighs more than one mo
 the last level read, while the camera sees the level above's orientation. Once the builder
 confirms it (`BuildQuestions`: the weight cannot tell blocks from a hand resting on the tray away
 from the tower), its three blocks are asked about and the reading goes on with the level above.
-A weight the builder denies is not used while it stays. The camera alone cannot tell a covered
-level: the view one level above the level awaited, taken while the builder pauses, shows the
-level below it in the same orientation (twin seed 110: named, and sure), which would be taken as
-phantom levels. Two levels laid unseen show as a whole level more on the tray: the camera's view
-in the awaited level's orientation is then the level above the next, and is not taken for it.
+A weight the builder denies is not used while it stays. Two levels laid unseen show as a whole
+level more on the tray: the camera's view in the awaited level's orientation is then the level
+above the next, and is not taken for it.
+
+With no weight to vouch (no load cell, or one that stopped answering), the camera alone claims
+the covered level, for the builder to confirm the same way. The view one level above the level
+awaited is in the orientation of the level below; while the builder pauses it shows that level
+below from one level too high, named and sure (on the twin, in every pause), so blocks seen
+there are no sign of a level by themselves. Their names are: the level below seen so names its
+own blocks in their slots, a level laid over the awaited one names others (`BuildConfig
+.covered_names`). A view the builder denies is not claimed from again until hands come.
+Two levels laid unseen the camera alone cannot tell: its view in the awaited level's
+orientation is then the level above the next seen from two levels too low, named and sure as a
+level laid in view (twin: every such view, at the same confidences), and it is read as the
+awaited level; the map comes back two levels short.
 """
 
 from __future__ import annotations
@@ -40,6 +50,18 @@ class BuildConfig:
     # level laid unseen settles a few tenths of a second after the last hand leaves, while the
     # camera can read the top at once
     scale_frames: int = 30
+    # Without a weight to vouch (no load cell, or one silent for scale_frames frames), the camera
+    # alone claims the awaited level covered when its view in the level above's orientation names
+    # this many blocks, each surely, that the level below does not hold in the same slot. On the
+    # twin (seeds 101-120, levels 1-8) the level below seen from too high, in a pause (320 frames)
+    # or with the awaited level begun (60), never named two: at most one, a misread (seed 116, a
+    # sure yellow draw-two for the red one below); a level laid over an unseen one (280 frames)
+    # always named two, three but on 8 where a duplicate or a same name stands in the same slot
+    covered_names: int = 2
+    # ... once that view has named the same blocks on this many frames running with no hands: one
+    # frame more than a level's reading, since a claim costs the builder a question (the twin's
+    # views read the same on every frame, so it costs nothing there)
+    covered_seen_frames: int = 3
 
 
 @dataclass
@@ -49,6 +71,8 @@ class LevelRead:
     confidences: list[float]
     asked: list[int] = field(default_factory=list)  # slots the table had to confirm
     covered: bool = False  # laid over before the camera read it: every block is the builder's to name
+    seen: tuple[str | None, ...] = (None, None, None)  # the camera's names, before the builder's corrections
+    by_camera: bool = False  # found covered by the camera alone (no weight vouched for it)
 
 
 class BuildReader:
@@ -67,6 +91,10 @@ class BuildReader:
         self._unweighed = 1 << 30           # frames with no hands since the tray last settled
         self._claimed_g: float | None = None  # the weight a covered level was last claimed at ...
         self._denied_g: float | None = None   # ... and one the builder denied
+        self._over: tuple | None = None       # camera alone: the view in the level above's orientation ...
+        self._over_frames = 0                 # ... on this many frames running
+        self._claimed_view: tuple | None = None  # the view a covered level was last claimed from ...
+        self._denied_views: list[tuple] = []     # ... and the views the builder denied (until hands come)
 
     @property
     def next_level(self) -> int:
@@ -85,11 +113,14 @@ class BuildReader:
         that slot doubtful, for the builder to name, instead of waiting for a reading that never
         comes while the builder lays the levels above. A reading with no block named at all is
         not taken as a level: the level below seen from a level too high could read so (on the
-        twin none of 210 such views, 21 seeds, did: each had a slot read surely empty)."""
+        twin none of 210 such views, 21 seeds, did: each had a slot read surely empty). With no
+        weight to vouch, a view in the level above's orientation claims the awaited level covered
+        only when it names blocks the level below does not hold (`_seen_covered`)."""
         level = self.next_level
         self._now_g = None
         if reading.hands:
-            self._stable = self._covered_frames = 0
+            self._stable = self._covered_frames = self._over_frames = 0
+            self._denied_views.clear()  # the hands may have laid what the builder denied: ask again
             return None
         denied = settled_g is not None and self._denied(settled_g)
         if denied:
@@ -98,7 +129,7 @@ class BuildReader:
             self._weighed(settled_g)
         # a frame the weight can vouch for: settled, or no load cell to wait for (none, one that
         # stopped answering, or weight the builder said is no block)
-        vouched = settled_g is not None or denied or self._unweighed > self.config.scale_frames
+        vouched = settled_g is not None or denied or self._camera_alone
         above = self._blocks_above_base(settled_g)
         if above is not None and above >= self.config.covered_blocks + 3:
             # a whole level over the awaited one: the view in its orientation is the level above that
@@ -106,13 +137,17 @@ class BuildReader:
             return self._covered(level)
         if reading.orientation != Tower.orientation(level):
             self._stable = 0
-            seen_above = reading.orientation == Tower.orientation(level + 1) and any(n is not None for n in reading.names)
+            one_up = reading.orientation == Tower.orientation(level + 1)
+            seen_above = one_up and any(n is not None for n in reading.names)
             if seen_above and above is not None and above >= self.config.covered_blocks:
                 return self._covered(level)
             if settled_g is not None:
                 self._covered_frames = 0
+            if one_up and self._camera_alone:  # no weight to vouch: the names seen must
+                return self._seen_covered(level, reading)
+            self._over_frames = 0
             return None
-        self._covered_frames = 0
+        self._covered_frames = self._over_frames = 0
         names = tuple(reading.names)
         if (any(n is None and s.confidence >= self.config.min_confidence for n, s in zip(names, reading.slots))
                 or all(n is None for n in names)):
@@ -129,7 +164,13 @@ class BuildReader:
         if self._stable < self.config.stable_frames or not self._vouched:
             return None
         self._stable, self._last = 0, None
-        return LevelRead(level, list(names), [s.confidence for s in reading.slots])
+        return LevelRead(level, list(names), [s.confidence for s in reading.slots], seen=names)
+
+    @property
+    def _camera_alone(self) -> bool:
+        """No weight can vouch for what the camera sees: no load cell, or one that has not
+        settled for `scale_frames` frames with no hands (one that stopped answering)."""
+        return self._unweighed > self.config.scale_frames
 
     def _weighed(self, settled_g: float | None) -> None:
         """Note the tray's weight on a frame with no hands (a hand on the tower weighs too)."""
@@ -161,12 +202,45 @@ class BuildReader:
         more than its three blocks above the last level read, and the camera sees a block on the
         level above (or the tray weighs a whole level more still, and whatever the camera sees in
         the awaited level's orientation is the level above that: two levels laid unseen)."""
-        self._claimed_g = self._now_g
+        self._claimed_g, self._claimed_view = self._now_g, None
         self._covered_frames += 1
         if self._covered_frames < self.config.stable_frames:
             return None
         self._covered_frames = 0
         return LevelRead(level, [None, None, None], [0.0, 0.0, 0.0], covered=True)
+
+    def _seen_covered(self, level: int, reading: TopLevelReading) -> LevelRead | None:
+        """Camera alone: the awaited level as covered, once the view in the level above's
+        orientation has named the same blocks on `covered_seen_frames` frames running, at least
+        `covered_names` of them surely and other than the level below's in their slots. The level
+        below seen from one level too high (on the twin, in every pause) names the level below's
+        own blocks: it is no new level. Nor is a view the builder denied, until hands come."""
+        sure = tuple(n if s.confidence >= self.config.min_confidence else None
+                     for n, s in zip(reading.names, reading.slots))
+        known = self._known_views()
+        if known is None or any(_differing(sure, view) < self.config.covered_names for view in known):
+            self._over_frames = 0
+            return None
+        self._over_frames = self._over_frames + 1 if sure == self._over else 1
+        self._over = sure
+        if self._over_frames < self.config.covered_seen_frames:
+            return None
+        self._over_frames = 0
+        self._claimed_view, self._claimed_g = sure, None
+        return LevelRead(level, [None, None, None], [0.0, 0.0, 0.0], covered=True, by_camera=True)
+
+    def _known_views(self) -> list[tuple] | None:
+        """What the view one level above the awaited level shows when nothing new is there: the
+        empty tray (no name) before the first level; then the level below, as the camera read it
+        and as the map holds it; and the views the builder denied. None while a covered level
+        below still waits for the builder to name its blocks (its blocks, seen from too high,
+        would read as new)."""
+        if not self.levels:
+            return [(None, None, None)] + self._denied_views
+        below = self.levels[-1]
+        if below.covered and None in below.names:
+            return None
+        return [tuple(below.names), below.seen] + self._denied_views
 
     def unread_blocks(self, settled_g: float | None) -> int:
         """Blocks the tray holds beyond the levels read, as its settled weight says (0 when it
@@ -179,10 +253,16 @@ class BuildReader:
         return max(0, int(round(above)))
 
     def deny_covered(self) -> None:
-        """The builder says the level last claimed covered was not laid: the weight is something
-        else on the tray (a hand resting on it). While the tray weighs that (within half a block),
-        the weight is not used: no level is claimed again, and the camera reads on alone."""
-        self._denied_g = self._claimed_g
+        """The builder says the level last claimed covered was not laid. Claimed from the weight,
+        the weight is something else on the tray (a hand resting on it): while the tray weighs that
+        (within half a block), the weight is not used, no level is claimed again, and the camera
+        reads on alone. Claimed by the camera alone, the view misled it: no level is claimed again
+        from that view (nor one naming fewer than `covered_names` blocks other than it) until
+        hands come over the tower, which may lay what the builder denied."""
+        if self._claimed_view is not None:
+            self._denied_views.append(self._claimed_view)
+        else:
+            self._denied_g = self._claimed_g
 
     def _denied(self, settled_g: float) -> bool:
         return self._denied_g is not None and abs(settled_g - self._denied_g) < 0.5 * self.config.block_g
@@ -205,6 +285,7 @@ class BuildReader:
             self._base_g = self._now_g
             self._base_due = self._now_g is None
         self.levels.append(read)
+        self._over, self._over_frames, self._denied_views = None, 0, []
 
     def over_counted(self) -> list[tuple[int, int]]:
         """(level, slot) of every block whose name the map holds more often than the set: one of
@@ -218,3 +299,8 @@ class BuildReader:
         read = self.levels[level - 1]
         read.names[slot] = name
         read.asked.append(slot)
+
+
+def _differing(names: tuple, view: tuple) -> int:
+    """How many slots `names` names a block in that `view` does not hold there."""
+    return sum(1 for n, v in zip(names, view) if n is not None and n != v)

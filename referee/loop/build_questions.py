@@ -52,9 +52,12 @@ class BuildQuestions:
             return
         if self.covered is not None:
             level = self.covered.level
-            self.session.ask(f"covered-{level}", f"Is level {level} laid? The camera has not read it, and the tray "
-                             f"weighs more than the levels it read.", ["yes", "no"],
-                             [f"yes, level {level} is laid", "no, something else is on the tray"])
+            if self.covered.by_camera:  # (no load cell to weigh it)
+                why, other = f"it sees blocks on level {level + 1}", "no, the camera is wrong"
+            else:
+                why, other = "the tray weighs more than the levels it read", "no, something else is on the tray"
+            self.session.ask(f"covered-{level}", f"Is level {level} laid? The camera has not read it, and {why}.",
+                             ["yes", "no"], [f"yes, level {level} is laid", other])
             return
         if self.asking is None and self.waiting:
             level, slot = self.waiting.pop(0)

@@ -226,6 +226,30 @@ def test_while_the_hand_stays_on_the_tray_the_camera_reads_the_next_level_alone(
     assert read is not None and not read.covered and read.names == ["blue-2", "blue-1", "blue-3"]
 
 
+def test_without_a_load_cell_the_builder_is_asked_about_a_level_the_camera_saw_covered(tmp_path):
+    """No load cell: level 2 claimed because the camera sees new blocks on level 3. The page says
+    so (not the tray's weight); "no" leaves level 2 to be read, and the same view is not asked
+    about again."""
+    session = _session(tmp_path)
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET])
+    one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
+    build.on_frame(one)
+    build.accept(build.on_frame(one))
+    above = _level(3, ("blue-2", 0.99), ("blue-1", 0.99), ("blue-3", 0.99))
+    read = None
+    while read is None:
+        read = build.on_frame(above)
+    questions = BuildQuestions(build, session)
+    session.on_answer = questions.on_answer
+    questions.confirm_covered(read)
+    questions.poll()
+    q = session.question
+    assert q["id"] == "covered-2" and "sees blocks on level 3" in q["text"] and "weighs" not in q["text"]
+    session.answer("covered-2", "no")
+    assert build.next_level == 2 and not questions.open
+    assert all(build.on_frame(above) is None for _ in range(10))
+
+
 class _Scale:
     """A load cell under the tray: settled at `grams` (changed by the test), 0.05 s of samples a read."""
 
