@@ -20,15 +20,17 @@ below from one level too high, named and sure (on the twin, in every pause), so 
 there are no sign of a level by themselves. Their names are: the level below seen so names its
 own blocks in their slots, a level laid over the awaited one names others (`BuildConfig
 .covered_names`). A view the builder denies is not claimed from again until hands come.
-Two levels laid unseen the camera alone cannot tell: its view in the awaited level's
-orientation is then the level above the next seen from two levels too low, named and sure as a
-level laid in view (twin: every such view, at the same confidences), and it is read as the
-awaited level; the map comes back two levels short.
+Two levels laid unseen the names cannot tell: the camera's view in the awaited level's
+orientation is then the top, two levels higher, read named and sure as a level laid in view
+(twin: every such view, at the same confidences). Before a level is taken, the height search
+says which of the two heights the top is at (`MapGuidedReader.two_levels_up`); two up, the
+level is claimed covered, and once confirmed the level between is claimed from the same top.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from referee.blocks import BlockSet
@@ -95,6 +97,8 @@ class BuildReader:
         self._over_frames = 0                 # ... on this many frames running
         self._claimed_view: tuple | None = None  # the view a covered level was last claimed from ...
         self._denied_views: list[tuple] = []     # ... and the views the builder denied (until hands come)
+        self._claimed_two_up = False             # (that view the top two levels up)
+        self._top_over: tuple | None = None      # the top seen two levels above the covered level accepted last
 
     @property
     def next_level(self) -> int:
@@ -103,9 +107,12 @@ class BuildReader:
     def rows(self) -> list[list[str | None]]:
         return [lv.names for lv in self.levels]
 
-    def on_frame(self, reading: TopLevelReading, settled_g: float | None = None) -> LevelRead | None:
+    def on_frame(self, reading: TopLevelReading, settled_g: float | None = None,
+                 two_up: Callable[[int], bool] | None = None) -> LevelRead | None:
         """Feed one frame, with the tray's settled weight when the load cell has one; returns
-        the level once it has been read steadily, or found covered (else None).
+        the level once it has been read steadily, or found covered (else None). `two_up(level)`
+        (the camera's `MapGuidedReader.two_levels_up` on this frame) is asked, with no weight to
+        vouch, before a level is taken: whether the top is two levels higher.
 
         Every level of the build holds three blocks, so a slot read surely empty is one not laid
         yet. A slot read empty without confidence is a block the camera cannot name (the twin's
@@ -164,6 +171,8 @@ class BuildReader:
         if self._stable < self.config.stable_frames or not self._vouched:
             return None
         self._stable, self._last = 0, None
+        if self._camera_alone and two_up is not None and self._two_up(level, names, two_up):
+            return self._claim_seen(level, names, two_up=True)
         return LevelRead(level, list(names), [s.confidence for s in reading.slots], seen=names)
 
     @property
@@ -218,7 +227,8 @@ class BuildReader:
         sure = tuple(n if s.confidence >= self.config.min_confidence else None
                      for n, s in zip(reading.names, reading.slots))
         known = self._known_views()
-        if known is None or any(_differing(sure, view) < self.config.covered_names for view in known):
+        new = known is not None and all(_differing(sure, view) >= self.config.covered_names for view in known)
+        if not (new or self._the_top_over(sure)):
             self._over_frames = 0
             return None
         self._over_frames = self._over_frames + 1 if sure == self._over else 1
@@ -226,7 +236,30 @@ class BuildReader:
         if self._over_frames < self.config.covered_seen_frames:
             return None
         self._over_frames = 0
-        self._claimed_view, self._claimed_g = sure, None
+        return self._claim_seen(level, sure)
+
+    def _the_top_over(self, names: tuple) -> bool:
+        """Whether `names` are the top found two levels above the covered level below (`_two_up`):
+        the level between is laid too, whether or not the builder has named the covered level's
+        blocks yet."""
+        top = self._top_over
+        if top is None or _differing(names, (None, None, None)) < self.config.covered_names:
+            return False
+        return _differing(names, top) < self.config.covered_names  # (the same top, a name aside)
+
+    def _two_up(self, level: int, names: tuple, two_up: Callable[[int], bool]) -> bool:
+        """Camera alone, a level about to be taken: whether it is the top of two levels laid
+        unseen (the awaited one and the next), as the height search scores it, and not a view
+        the builder denied. Without the weight, the names cannot tell: the top of two levels laid
+        unseen, two levels above the awaited one and in its orientation, reads named and sure."""
+        if any(_differing(names, view) < self.config.covered_names for view in self._denied_views):
+            return False
+        return two_up(level)
+
+    def _claim_seen(self, level: int, view: tuple, two_up: bool = False) -> LevelRead:
+        """The awaited level claimed covered by the camera alone, from `view` (the names seen;
+        `two_up`: the top, two levels up)."""
+        self._claimed_view, self._claimed_g, self._claimed_two_up = view, None, two_up
         return LevelRead(level, [None, None, None], [0.0, 0.0, 0.0], covered=True, by_camera=True)
 
     def _known_views(self) -> list[tuple] | None:
@@ -286,6 +319,7 @@ class BuildReader:
             self._base_due = self._now_g is None
         self.levels.append(read)
         self._over, self._over_frames, self._denied_views = None, 0, []
+        self._top_over = self._claimed_view if read.covered and read.by_camera and self._claimed_two_up else None
 
     def over_counted(self) -> list[tuple[int, int]]:
         """(level, slot) of every block whose name the map holds more often than the set: one of

@@ -53,7 +53,7 @@ class BuildQuestions:
         if self.covered is not None:
             level = self.covered.level
             if self.covered.by_camera:  # (no load cell to weigh it)
-                why, other = f"it sees blocks on level {level + 1}", "no, the camera is wrong"
+                why, other = "it sees blocks above it", "no, the camera is wrong"
             else:
                 why, other = "the tray weighs more than the levels it read", "no, something else is on the tray"
             self.session.ask(f"covered-{level}", f"Is level {level} laid? The camera has not read it, and {why}.",

@@ -168,6 +168,23 @@ def _build_confirmed(build, questions, session, weighed_g: float | None, warned:
     return True
 
 
+def _two_up(reader, image):
+    """`BuildReader.on_frame`'s check that a top is two levels higher than the level awaited, on
+    this frame, when the reader has one (`MapGuidedReader.two_levels_up`); a frame the check
+    cannot read says no (the level is then taken as read)."""
+    check = getattr(reader, "two_levels_up", None)
+    if check is None:
+        return None
+
+    def two_up(level: int) -> bool:
+        try:
+            return check(image, level)
+        except Exception:  # (as an unreadable frame is skipped: the build must not stop)
+            return False
+
+    return two_up
+
+
 def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> list[list[str | None]] | None:
     """Read levels as they are laid until the builder presses "confirm" (or the whole set is read).
     A block the camera cannot name, reads unsurely, or reads once too often for the box is asked
@@ -206,7 +223,7 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             except Exception as exc:
                 echo(f"camera frame unreadable: {exc}")
                 continue
-            read = build.on_frame(reading, settled_g)
+            read = build.on_frame(reading, settled_g, _two_up(reader, frame.image))
             if read is None:
                 continue
             if read.covered:  # taken once the builder confirms it, its blocks then asked about

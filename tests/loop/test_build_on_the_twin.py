@@ -55,3 +55,15 @@ def test_without_a_load_cell_pauses_between_levels_raise_no_question(tmp_path):
 
     r = build_once(110, levels=4, frames_per_level=6, weighed=False, max_ticks=400, workdir=tmp_path)
     assert r.right and r.confirmed == [] and r.asked == [[1, 1]]
+
+
+def test_without_a_load_cell_two_levels_laid_unseen_are_both_claimed_and_the_build_goes_on(tmp_path):
+    """Seed 110's levels 2 and 3 laid while hands hid the tower, level 4 on them, no load cell:
+    the camera reads level 4 in level 2's orientation, named and sure; the height search puts it
+    two levels up, so levels 2 and 3 are claimed, confirmed and their blocks named. Before, level
+    4's blocks were taken for level 2."""
+    from referee.loop.bench_build import build_once
+
+    r = build_once(110, levels=4, unseen=(2, 3), weighed=False, max_ticks=400, workdir=tmp_path)
+    assert r.right and r.covered == [2, 3] and r.confirmed == [[2, "yes"], [3, "yes"]]
+    assert r.asked == [[1, 1], [2, 0], [2, 1], [2, 2], [3, 0], [3, 1], [3, 2]]

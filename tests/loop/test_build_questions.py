@@ -127,6 +127,25 @@ class _Reader:
         return image  # the scripted reading stands for the frame
 
 
+def test_a_height_search_that_fails_on_a_frame_does_not_stop_the_build(tmp_path):
+    """Without a load cell each level is checked against the height search before it is taken;
+    a frame it cannot read says nothing, and the level is taken as read."""
+    session = _session(tmp_path)
+    devices = _Devices([_level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99)),
+                        _level(2, ("green-4", 0.99), ("blue-1", 0.98), ("green-skip", 0.99))])
+    checked = []
+
+    class Reader(_Reader):
+        def two_levels_up(self, image, level):
+            checked.append(level)
+            raise ValueError("no tray markers in view")
+
+    ticks = []
+    rows = _read_tower(devices, Reader(), BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session,
+                       lambda: ticks.append(1) or len(ticks) < 50, lambda s: None)
+    assert rows == [["green-3", "red-1", "red-3"], ["green-4", "blue-1", "green-skip"]] and checked == [1, 2]
+
+
 def test_the_build_waits_for_the_builders_answers_before_the_round_starts(tmp_path):
     session = _session(tmp_path)
     devices = _Devices([_level(1, ("green-3", 0.99), (None, 0.0), ("red-3", 0.99)),
@@ -244,7 +263,7 @@ def test_without_a_load_cell_the_builder_is_asked_about_a_level_the_camera_saw_c
     questions.confirm_covered(read)
     questions.poll()
     q = session.question
-    assert q["id"] == "covered-2" and "sees blocks on level 3" in q["text"] and "weighs" not in q["text"]
+    assert q["id"] == "covered-2" and "sees blocks above it" in q["text"] and "weighs" not in q["text"]
     session.answer("covered-2", "no")
     assert build.next_level == 2 and not questions.open
     assert all(build.on_frame(above) is None for _ in range(10))

@@ -369,3 +369,74 @@ def test_a_load_cell_that_stops_answering_leaves_the_claim_to_the_camera():
     three = _seen_at(3, "blue-2", "blue-1", "blue-3")
     claims = [build.on_frame(three, None) for _ in range(build.config.scale_frames + build.config.covered_seen_frames)]
     assert all(c is None for c in claims[:-1]) and claims[-1].covered and claims[-1].by_camera
+
+
+# -- two levels laid unseen, the camera alone ---------------------------------------------------------
+
+def _height_search(says_two_up: bool, asked: list | None = None):
+    """A stand-in for MapGuidedReader.two_levels_up on the frame: whether the top stands two
+    levels above the awaited one (`asked` collects the levels it was asked about)."""
+    def two_up(level):
+        if asked is not None:
+            asked.append(level)
+        return says_two_up
+    return two_up
+
+
+def test_without_a_load_cell_two_levels_laid_unseen_are_claimed_when_the_top_stands_two_levels_up():
+    """Levels 2 and 3 laid while hands hid the tower, level 4 on them: in level 2's orientation
+    the camera reads level 4 from two levels too low, named and sure, as it would level 2. The
+    height search puts the top two levels up: level 2 is claimed, and once confirmed, level 3
+    from the same top seen at its own height (before the builder names level 2's blocks); then
+    level 4 is read."""
+    build = _reader()
+    _level_one_read(build)
+    four = ("blue-2", "blue-1", "blue-3")
+    asked = []
+    assert build.on_frame(_seen_at(2, *four), two_up=_height_search(True, asked)) is None
+    two = build.on_frame(_seen_at(2, *four), two_up=_height_search(True, asked))
+    assert two is not None and two.level == 2 and two.covered and two.by_camera and asked == [2]
+    build.accept(two)
+    for _ in range(build.config.covered_seen_frames):
+        three = build.on_frame(_seen_at(4, *four))
+    assert three is not None and three.level == 3 and three.covered
+    build.accept(three)
+    build.on_frame(_seen_at(4, *four), two_up=_height_search(False))
+    read = build.on_frame(_seen_at(4, *four), two_up=_height_search(False))
+    assert read is not None and read.level == 4 and not read.covered and read.names == list(four)
+
+
+def test_a_level_the_height_search_puts_at_its_own_height_is_taken():
+    build = _reader()
+    _level_one_read(build)
+    asked = []
+    two = _seen_at(2, "yellow-1", "yellow-2", "yellow-3")
+    assert build.on_frame(two, two_up=_height_search(False, asked)) is None
+    read = build.on_frame(two, two_up=_height_search(False, asked))
+    assert read is not None and read.level == 2 and not read.covered
+    assert asked == [2]  # asked once, as the level was about to be taken
+
+
+def test_a_two_levels_up_claim_the_builder_denies_leaves_the_level_to_be_read():
+    """The height search misled: level 2 was laid in view. The builder says no, and the same
+    reading is then taken as level 2 without asking again."""
+    build = _reader()
+    _level_one_read(build)
+    two = _seen_at(2, "yellow-1", "yellow-2", "yellow-3")
+    build.on_frame(two, two_up=_height_search(True))
+    assert build.on_frame(two, two_up=_height_search(True)).covered
+    build.deny_covered()
+    build.on_frame(two, two_up=_height_search(True))
+    read = build.on_frame(two, two_up=_height_search(True))
+    assert read is not None and read.level == 2 and not read.covered
+
+
+def test_with_a_load_cell_the_height_search_is_not_asked():
+    build = _reader()
+    one = _frame(*[(n, 0.99) for n in LEVEL_ONE], level=1)
+
+    def never(level):
+        raise AssertionError("the weight vouches: no height search")
+
+    build.on_frame(one, 500.0, two_up=never)
+    assert build.on_frame(one, 551.0, two_up=never) is not None
