@@ -67,3 +67,14 @@ def test_without_a_load_cell_two_levels_laid_unseen_are_both_claimed_and_the_bui
     r = build_once(110, levels=4, unseen=(2, 3), weighed=False, max_ticks=400, workdir=tmp_path)
     assert r.right and r.covered == [2, 3] and r.confirmed == [[2, "yes"], [3, "yes"]]
     assert r.asked == [[1, 1], [2, 0], [2, 1], [2, 2], [3, 0], [3, 1], [3, 2]]
+
+
+def test_a_hand_resting_on_the_tray_between_levels_raises_no_question(tmp_path):
+    """Seed 110 built to three levels with the load cell, a 120 g hand resting on the tray away
+    from the tower through the second half of each level's frames: the tray weighs seven blocks
+    more, but the camera's view one level up is the level below seen from too high. Before, the
+    builder was asked after every level whether the next was laid (three times "no")."""
+    from referee.loop.bench_build import build_once
+
+    r = build_once(110, levels=3, frames_per_level=24, resting_hand_g=120.0, max_ticks=800, workdir=tmp_path)
+    assert r.right and r.confirmed == [] and r.asked == [[1, 1]]

@@ -124,6 +124,32 @@ def test_a_pause_after_a_level_is_no_covered_level_though_the_camera_sees_the_le
 
 
 
+def test_a_hand_resting_on_the_tray_is_no_level_while_the_camera_sees_the_level_below_again():
+    """The builder pauses after level 1 with a hand resting on the tray away from the tower: the
+    tray weighs four, then seven blocks more, but the view a level up is level 1 itself seen from
+    too high (its own blocks in their slots). No level is claimed, and nothing is asked."""
+    build = _reader()
+    one, again = _laid(["green-3", "red-1", "red-3"], ["green-3", "red-1", "red-3"])
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    for hand in (4, 7, 10):  # a light hand, then heavier: the weight of a level, and of two
+        for _ in range(4):
+            assert build.on_frame(again, 500.0 + (3 + hand) * BLOCK_G) is None
+    assert build.next_level == 2
+
+
+def test_one_name_misread_in_the_level_below_seen_again_leaves_the_weight_to_decide():
+    """A view of level 1 from too high with one block misread is not taken for level 1: the tray
+    weighing a level more then claims level 2, for the builder to confirm, as it did before."""
+    build = _reader()
+    one, misread = _laid(["green-3", "red-1", "red-3"], ["green-3", "red-1", "yellow-3"])
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    build.on_frame(misread, 500.0 + 7 * BLOCK_G)
+    claimed = build.on_frame(misread, 500.0 + 7 * BLOCK_G)
+    assert claimed is not None and claimed.level == 2 and claimed.covered
+
+
 def test_a_covered_level_is_weighed_from_the_level_below_and_three_blocks():
     """After a covered level, the next is weighed from where it should have been: level 3 laid
     whole and read is taken as usual, and only a fourth level's blocks would make it covered."""
