@@ -9,8 +9,6 @@ positions the rules allow (issue: "using what the referee knows").
 
 from __future__ import annotations
 
-import numpy as np
-
 from referee.observations import TopLevelReading
 from referee.tower import Tower
 
@@ -68,26 +66,17 @@ class MapGuidedReader:
 
     def two_levels_up(self, image, level: int) -> bool:
         """Whether the top face stands two levels above `level` rather than at it, as the height
-        search scores the two heights on this frame. A top read in `level`'s orientation is at
+        search scores the two heights on this frame (`vision.reader.face_scores_at`). A top read in `level`'s orientation is at
         one or the other (levels alternate), and is read named and sure at either: the top of two
         levels laid unseen over the level below `level` reads like `level` laid in view. On the
         twin (seeds 101-120, levels 1-8) a top scored higher at its own height than two levels up
         on 160 of 160 frames, and than two levels down on 117 of 120. The search's own choice of
         height is no help: it was a level off or more on 104 of the 160."""
-        from vision.reader import frame_context, straighten, top_face_search
+        from vision.reader import face_scores_at
 
-        p = self.pipeline
-        image = straighten(p, image)
-        ctx = frame_context(p, image)
-        _, _, search = top_face_search(p, ctx.registration, image, ctx.tray_bgr, ctx.gains)
-        if search is None:  # (a height method without the coarse search: no scores to compare)
-            return False
-        step = float(p.tray.block_mm[2])
-
-        def score(z_mm: float) -> float:
-            return float(search.scores[int(np.argmin(np.abs(search.zs - z_mm)))])
-
-        return score((level + 2) * step) > score(level * step)
+        step = float(self.pipeline.tray.block_mm[2])
+        at_level, two_up = face_scores_at(self.pipeline, image, (level * step, (level + 2) * step))
+        return two_up > at_level
 
     def _remember(self, image, registration, t: float, hands_seen: bool) -> None:
         """A snapshot of the table for the memory, when one is due and the frame shows no hand

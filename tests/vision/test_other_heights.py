@@ -55,3 +55,27 @@ def test_a_top_read_with_no_block_sends_the_reader_to_the_next_heights(calibrati
         recovered += _names(again.slots) == labels[name]["slots"]
     assert tried >= 8
     assert recovered >= 0.8 * tried, (recovered, tried)
+
+
+def test_the_face_lines_up_better_at_the_tops_own_height_than_two_levels_above_or_below(calibration, small_kit):
+    """`face_scores_at`, for a caller that knows the top is at one of a few heights (the build:
+    the awaited level, or two levels up, read alike): on frames whose top stands clear of hands,
+    the true height scores higher than two levels up, and than two levels down where there is one."""
+    from vision.reader import face_scores_at
+
+    pipe = load_pipeline(calibration)
+    truth = json.loads((small_kit / "truth.json").read_text())
+    labels = json.loads((small_kit / "labels.json").read_text())
+    step = float(pipe.tray.block_mm[2])
+    up = down = asked = 0
+    for name in sorted(labels):
+        if labels[name]["hands"] or max(truth[name]["slot_hidden"]) > 0:
+            continue
+        level = int(truth[name]["levels"])
+        at, above, below = face_scores_at(pipe, cv2.imread(str(small_kit / "images" / name)),
+                                          [level * step, (level + 2) * step, (level - 2) * step])
+        asked += 1
+        up += at > above
+        down += level <= 2 or at > below
+    assert asked >= 5
+    assert up == asked and down >= asked - 1
