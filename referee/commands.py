@@ -38,6 +38,8 @@ def register(groups) -> None:
     b.add_argument("--frames-per-level", type=int, default=12, help="camera frames of each level shown (0.05 s apart)")
     b.add_argument("--resting-hand-g", type=float, default=0.0,
                    help="a hand this heavy resting on the tray away from the tower in each level's second half")
+    b.add_argument("--load-cell-stops-at", type=int, metavar="LEVEL",
+                   help="the load cell stops answering once this level is laid (the build reads on by the camera alone)")
     b.add_argument("--out", help="write the per-build results here (JSON)")
 
 
@@ -119,11 +121,14 @@ def _bench_build(args: argparse.Namespace) -> int:
     if any(not 1 <= k <= args.levels for k in unseen):
         print("stacko bench build: --unseen levels must be among the levels laid", file=sys.stderr)
         return 2
+    if args.load_cell_stops_at is not None and (args.no_load_cell or not 1 <= args.load_cell_stops_at <= args.levels):
+        print("stacko bench build: --load-cell-stops-at is a level laid (1 to --levels), with the load cell", file=sys.stderr)
+        return 2
     if args.frames_per_level < 2:
         print("stacko bench build: --frames-per-level must be 2 or more", file=sys.stderr)
         return 2
     bench(seeds, args.levels, unseen, weighed=not args.no_load_cell, out=args.out, resting_hand_g=args.resting_hand_g,
-          frames_per_level=args.frames_per_level)
+          frames_per_level=args.frames_per_level, load_cell_silent_from=args.load_cell_stops_at)
     return 0
 
 

@@ -66,9 +66,13 @@ class WeighedTray:
     them, and the camera sees the new top only once the hands have gone."""
 
     def __init__(self, camera: LayingCamera, block_g: float, empty_g: float = 0.0, per_read_s: float = 0.05,
-                 noise_g: float = 0.3, seed: int = 1, resting_hand_g: float = 0.0, lead_reads: int = 2):
+                 noise_g: float = 0.3, seed: int = 1, resting_hand_g: float = 0.0, lead_reads: int = 2,
+                 silent_from_level: int | None = None):
         self.camera, self.block_g, self.empty_g, self.per_read_s, self.noise_g = camera, block_g, empty_g, per_read_s, noise_g
         self.lead_reads = lead_reads
+        # the load cell stops answering (a loose wire, a dead chip) once this level is laid: its
+        # reads then bring no sample, as the match's SensorStream gives them (the driver notes why)
+        self.silent_from_level = silent_from_level
         # a hand resting on the tray away from the tower (the camera counts no hand) through the
         # second half of each level's frames: weight that is no block
         self.resting_hand_g = resting_hand_g
@@ -81,12 +85,24 @@ class WeighedTray:
         resting = self.resting_hand_g if cam.shown * 2 > cam.per else 0.0
         return self.empty_g + 3 * self.laid_levels() * self.block_g + resting
 
+    @property
+    def silent(self) -> bool:
+        return self.silent_from_level is not None and self.laid_levels() >= self.silent_from_level
+
+    @property
+    def problems(self) -> dict[str, str]:
+        """As SensorStream.problems: the load cell's, once it has stopped answering."""
+        return {"load cell": "stopped answering"} if self.silent else {}
+
     def laid_levels(self) -> int:
         """The levels on the tray now (the next ones are laid before the camera shows them)."""
         cam = self.camera
         return cam.next_k if cam.shown > cam.per - self.lead_reads else cam.k
 
     def read(self):
+        if self.silent:  # as the match's SensorStream gives a dead chip's reads: no sample
+            self.t += self.per_read_s
+            return np.zeros(0), np.zeros((0, 3)), np.zeros(0), np.zeros(0)
         t = self.t + np.arange(int(round(self.per_read_s * 320))) / 320.0
         self.t += self.per_read_s
         g = self.grams() + self.rng.normal(0.0, self.noise_g, len(t))

@@ -31,10 +31,11 @@ class BuildResult:
 
 def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_level: int = 12,
                weighed: bool = True, resting_hand_g: float = 0.0, max_ticks: int = 4000,
-               workdir: str | Path | None = None) -> BuildResult:
+               workdir: str | Path | None = None, load_cell_silent_from: int | None = None) -> BuildResult:
     """One build of `levels` levels of seed's tower, read by `stacko run`'s build loop. `weighed`:
     with the load cell (else the camera alone); `resting_hand_g`: a hand that heavy rests on the
-    tray away from the tower through the second half of each level's frames."""
+    tray away from the tower through the second half of each level's frames;
+    `load_cell_silent_from`: the load cell stops answering once that level is laid."""
     from hardware.detectors.config import load_detector_config
     from hardware.sim.build_scene import LayingCamera, WeighedTray
     from referee.blocks import BLOCK_SETS, DEFAULT_BLOCK_SET
@@ -54,7 +55,8 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
     load = load_detector_config(None).load
     reader = MapGuidedReader(load_pipeline(vision_calibration(DemoOptions(seed=seed), lambda s: None)))
     camera = LayingCamera(seed, tower, levels, frames_per_level, unseen, look=match_look(seed))
-    scale = WeighedTray(camera, load.block_g, 420.0, resting_hand_g=resting_hand_g) if weighed else None
+    scale = WeighedTray(camera, load.block_g, 420.0, resting_hand_g=resting_hand_g,
+                        silent_from_level=load_cell_silent_from) if weighed else None
     devices = SimpleNamespace(camera=camera, sensors=scale,
                               buttons=SimpleNamespace(read=lambda: [SimpleNamespace(button="confirm")] if camera.done else []))
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
@@ -99,10 +101,12 @@ def build_once(seed: int, levels: int, unseen: tuple[int, ...] = (), frames_per_
 
 
 def run_bench(seeds: range, levels: int, unseen: tuple[int, ...], weighed: bool = True, out: str | None = None,
-              resting_hand_g: float = 0.0, frames_per_level: int = 12, echo=print) -> list[BuildResult]:
+              resting_hand_g: float = 0.0, frames_per_level: int = 12, echo=print,
+              load_cell_silent_from: int | None = None) -> list[BuildResult]:
     results = []
     for seed in seeds:
-        r = build_once(seed, levels, unseen, frames_per_level, weighed=weighed, resting_hand_g=resting_hand_g)
+        r = build_once(seed, levels, unseen, frames_per_level, weighed=weighed, resting_hand_g=resting_hand_g,
+                       load_cell_silent_from=load_cell_silent_from)
         results.append(r)
         echo(json.dumps(asdict(r)))
     summary = {"builds": len(results), "right": sum(r.right for r in results),
@@ -110,7 +114,8 @@ def run_bench(seeds: range, levels: int, unseen: tuple[int, ...], weighed: bool 
                "questions": sum(len(r.asked) + len(r.confirmed) for r in results),
                "claims_denied": sum(a == "no" for r in results for _, a in r.confirmed),
                "levels": levels, "unseen": list(unseen),
-               "load_cell": weighed, "resting_hand_g": resting_hand_g, "frames_per_level": frames_per_level}
+               "load_cell": weighed, "resting_hand_g": resting_hand_g, "frames_per_level": frames_per_level,
+               "load_cell_silent_from_level": load_cell_silent_from if weighed else None}
     echo(json.dumps(summary))
     if out:
         Path(out).write_text(json.dumps({"summary": summary, "builds": [asdict(r) for r in results]}, indent=1) + "\n")

@@ -181,6 +181,13 @@ class BuildReader:
             return self._claim_seen(level, names, two_up=True)
         return LevelRead(level, list(names), [s.confidence for s in reading.slots], seen=names)
 
+    def load_cell_lost(self) -> None:
+        """The load cell has stopped answering: no settled weight will come to vouch for a reading
+        or tell a level laid unseen, so the camera reads on alone at once (not after
+        `scale_frames` frames: a builder can lay a level in that time). A settled weight again
+        ends it."""
+        self._unweighed = max(self._unweighed, self.config.scale_frames + 1)
+
     @property
     def _camera_alone(self) -> bool:
         """No weight can vouch for what the camera sees: no load cell, or one that has not

@@ -199,6 +199,7 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
     warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
+    lost = False  # the load cell has stopped answering (said once)
     try:
         while tick():
             session.poll_page()
@@ -207,6 +208,14 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
                 return REOPENED
             questions.poll()
             settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
+            if weight is not None and not weight.answering:
+                if not lost:
+                    echo("The load cell has stopped answering: the build is read by the camera alone.")
+                lost = True
+                build.load_cell_lost()
+            elif lost and settled_g is not None:
+                lost = False
+                echo("The load cell answers again.")
             for press in devices.buttons.read() if devices.buttons is not None else []:
                 if press.button == "confirm" and build.levels:
                     if _build_confirmed(build, questions, session, weight.last_g if weight is not None else None, warned):

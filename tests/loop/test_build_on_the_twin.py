@@ -78,3 +78,15 @@ def test_a_hand_resting_on_the_tray_between_levels_raises_no_question(tmp_path):
 
     r = build_once(110, levels=3, frames_per_level=24, resting_hand_g=120.0, max_ticks=800, workdir=tmp_path)
     assert r.right and r.confirmed == [] and r.asked == [[1, 1]]
+
+
+def test_a_load_cell_that_stops_answering_mid_build_leaves_the_build_to_the_camera(tmp_path):
+    """Seed 110, five levels: the load cell stops answering once level 2 is laid (its reads bring
+    no sample, as the Pi's SensorStream gives a dead chip's), and level 4 is laid while hands hid
+    the tower. The camera alone claims it; the builder confirms and names its blocks. Before, the
+    last settled weight stood for the tray for ever: level 4 was never claimed, and the build
+    came back a level short."""
+    from referee.loop.bench_build import build_once
+
+    r = build_once(110, levels=5, unseen=(4,), load_cell_silent_from=2, max_ticks=600, workdir=tmp_path)
+    assert r.right and r.covered == [4] and r.confirmed == [[4, "yes"]]

@@ -397,6 +397,20 @@ def test_a_load_cell_that_stops_answering_leaves_the_claim_to_the_camera():
     assert all(c is None for c in claims[:-1]) and claims[-1].covered and claims[-1].by_camera
 
 
+def test_a_load_cell_known_lost_leaves_the_claim_to_the_camera_at_once():
+    """The build is told the load cell has stopped answering (no sample for ten reads): the
+    camera claims the level laid unseen on the view's own frames, not after waiting
+    `scale_frames` frames for a weight that will not come (a builder lays a level in that time)."""
+    build = _reader()
+    one = _frame(*[(n, 0.99) for n in LEVEL_ONE], level=1)
+    build.on_frame(one, 500.0)
+    build.accept(build.on_frame(one, 500.0 + 3 * BLOCK_G))
+    build.load_cell_lost()
+    three = _seen_at(3, "blue-2", "blue-1", "blue-3")
+    claims = [build.on_frame(three, None) for _ in range(build.config.covered_seen_frames)]
+    assert all(c is None for c in claims[:-1]) and claims[-1].covered and claims[-1].by_camera
+
+
 # -- two levels laid unseen, the camera alone ---------------------------------------------------------
 
 def _height_search(says_two_up: bool, asked: list | None = None):
