@@ -209,13 +209,14 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             questions.poll()
             settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
             if weight is not None and not weight.answering:
-                if not lost:
-                    echo("The load cell has stopped answering: the build is read by the camera alone.")
+                if not lost:  # said at the table: the builder can check the cable while building on
+                    session.announce(["The load cell has stopped answering: the referee reads the tower by the "
+                                      "camera alone. Check the load cell's cable."])
                 lost = True
                 build.load_cell_lost()
             elif lost and settled_g is not None:
                 lost = False
-                echo("The load cell answers again.")
+                session.announce(["The load cell answers again."])
             for press in devices.buttons.read() if devices.buttons is not None else []:
                 if press.button == "confirm" and build.levels:
                     if _build_confirmed(build, questions, session, weight.last_g if weight is not None else None, warned):

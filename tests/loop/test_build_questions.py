@@ -274,12 +274,15 @@ class _Scale:
 
     def __init__(self, grams):
         self.grams, self.t = grams, 0.0
+        self.answering = True  # False: a dead chip's reads, with no sample (as the Pi's SensorStream gives them)
 
     def read(self):
         import numpy as np
 
         t = self.t + np.arange(16) / 320.0
         self.t += 0.05
+        if not self.answering:
+            return np.zeros(0), np.zeros((0, 3)), np.zeros(0), np.zeros(0)
         return np.zeros(0), np.zeros((0, 3)), t, np.full(16, float(self.grams))
 
 
@@ -321,3 +324,36 @@ def test_confirm_waits_while_the_tray_holds_a_level_the_camera_has_not_read(tmp_
     assert rows == [["green-3", "red-1", "red-3"]]
     assert len(ticks) == 70  # the second confirm
     assert any("3 blocks more than the camera has read" in line for line in said)
+
+
+def test_the_table_is_told_when_the_load_cell_stops_answering_and_when_it_answers_again(tmp_path):
+    """The builder hears it and sees it on the page: the referee reads the tower by the camera
+    alone from then on, and the cable is worth a look."""
+    from hardware.detectors.config import load_detector_config
+    from referee.loop.build import BuildConfig
+    from referee.loop.tray_weight import TrayWeight
+
+    session = _session(tmp_path)
+    load = load_detector_config(None).load
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=load.block_g))
+    one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
+    scale = _Scale(551.0)
+    said, ticks = [], []
+
+    class Reader:
+        def read(self, image, t, seq, z):
+            return one
+
+    def tick():
+        ticks.append(1)
+        scale.answering = not 20 <= len(ticks) < 50
+        return len(ticks) < 80
+
+    session.announce = lambda lines, urgent=False: said.extend(lines)
+    devices = SimpleNamespace(camera=SimpleNamespace(read=lambda: SimpleNamespace(image=None, t=0.0, seq=1)),
+                              buttons=SimpleNamespace(read=lambda: []), sensors=scale)
+    _read_tower(devices, Reader(), build, session, tick, lambda s: None, TrayWeight(load))
+    stopped = [line for line in said if "load cell has stopped answering" in line]
+    again = [line for line in said if "load cell answers again" in line]
+    assert len(stopped) == 1 and "camera alone" in stopped[0] and len(again) == 1
+    assert said.index(stopped[0]) < said.index(again[0])
