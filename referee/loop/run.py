@@ -8,6 +8,7 @@ round after round; the loser (option `next_builder`) builds the next tower.
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import time
 from dataclasses import dataclass
@@ -66,8 +67,11 @@ def run_table(opts: RunOptions, echo=print) -> int:
     except CalibrationError as exc:
         echo(f"Load cell not calibrated ({exc}); using the nominal scale. Run `stacko calibrate loadcell`.")
     backend = opts.backend or os.environ.get("STACKO_BACKEND") or "pi"
+    # a sensor that stops answering mid-match (told from its polling thread), said at the table in tick()
+    device_news: queue.SimpleQueue = queue.SimpleQueue()
     try:
-        devices = build_devices(backend, config=config, session=opts.session_dir, strict=False)
+        devices = build_devices(backend, config=config, session=opts.session_dir, strict=False,
+                                on_problem=lambda part, problem: device_news.put((part, problem)))
     except DeviceError as exc:
         echo(f"The table's devices cannot start: {exc}")
         return 3
@@ -95,6 +99,7 @@ def run_table(opts: RunOptions, echo=print) -> int:
     deadline = None if opts.max_seconds is None else clock.now() + opts.max_seconds
 
     def tick() -> bool:
+        say_device_news(device_news, session)
         if devices.backend == "replay":
             clock.advance(opts.poll_s)
         else:
@@ -138,6 +143,21 @@ def run_table(opts: RunOptions, echo=print) -> int:
             server.stop()
     echo("The referee stopped; every event so far is in the match log.")
     return 0
+
+
+def say_device_news(news: queue.SimpleQueue, session) -> None:
+    """Say at the table (page and speaker) each sensor that has stopped answering since the last
+    call, and each that answers again: the referee plays on without it (the camera, the other
+    sensor), and the table may want to check its cable. Before, only the console heard of it."""
+    while True:
+        try:
+            part, problem = news.get_nowait()
+        except queue.Empty:
+            return
+        if problem:
+            session.announce([f"The {part} has stopped answering; the referee goes on without it. {problem}"])
+        else:
+            session.announce([f"The {part} answers again."])
 
 
 def _wait_for_players(hub, tick, echo) -> list[str] | None:
@@ -185,6 +205,31 @@ def _two_up(reader, image):
     return two_up
 
 
+class _LoadCellWatch:
+    """The build's load cell, watched: when it gives no weight the build reads by the camera
+    alone at once (`BuildReader.load_cell_lost`), and the table hears of it, unless its driver
+    has told them already (`say_device_news`; a chip that answers with no conversion ready has
+    no driver problem to tell); and again when it answers."""
+
+    def __init__(self, session, sensors):
+        self.session, self.sensors = session, sensors
+        self.lost: str | None = None  # "said" (here) or "driver" (its driver said so)
+
+    def watch(self, answering: bool, settled_g: float | None, build) -> None:
+        if not answering:
+            if self.lost is None:
+                told = "load cell" in getattr(self.sensors, "problems", {})
+                if not told:
+                    self.session.announce(["The load cell gives no weight: the referee reads the tower by the "
+                                           "camera alone. Check the load cell's cable."])
+                self.lost = "driver" if told else "said"
+            build.load_cell_lost()
+        elif self.lost is not None and settled_g is not None:
+            if self.lost == "said":
+                self.session.announce(["The load cell answers again."])
+            self.lost = None
+
+
 def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> list[list[str | None]] | None:
     """Read levels as they are laid until the builder presses "confirm" (or the whole set is read).
     A block the camera cannot name, reads unsurely, or reads once too often for the box is asked
@@ -199,7 +244,7 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
     warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
-    lost = False  # the load cell has stopped answering (said once)
+    cell = _LoadCellWatch(session, getattr(devices, "sensors", None))
     try:
         while tick():
             session.poll_page()
@@ -208,15 +253,8 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
                 return REOPENED
             questions.poll()
             settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
-            if weight is not None and not weight.answering:
-                if not lost:  # said at the table: the builder can check the cable while building on
-                    session.announce(["The load cell has stopped answering: the referee reads the tower by the "
-                                      "camera alone. Check the load cell's cable."])
-                lost = True
-                build.load_cell_lost()
-            elif lost and settled_g is not None:
-                lost = False
-                session.announce(["The load cell answers again."])
+            if weight is not None:
+                cell.watch(weight.answering, settled_g, build)
             for press in devices.buttons.read() if devices.buttons is not None else []:
                 if press.button == "confirm" and build.levels:
                     if _build_confirmed(build, questions, session, weight.last_g if weight is not None else None, warned):

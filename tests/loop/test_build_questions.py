@@ -353,7 +353,58 @@ def test_the_table_is_told_when_the_load_cell_stops_answering_and_when_it_answer
     devices = SimpleNamespace(camera=SimpleNamespace(read=lambda: SimpleNamespace(image=None, t=0.0, seq=1)),
                               buttons=SimpleNamespace(read=lambda: []), sensors=scale)
     _read_tower(devices, Reader(), build, session, tick, lambda s: None, TrayWeight(load))
-    stopped = [line for line in said if "load cell has stopped answering" in line]
+    stopped = [line for line in said if "load cell gives no weight" in line]
     again = [line for line in said if "load cell answers again" in line]
     assert len(stopped) == 1 and "camera alone" in stopped[0] and len(again) == 1
     assert said.index(stopped[0]) < said.index(again[0])
+
+
+def test_a_load_cell_its_driver_reported_is_not_said_twice_in_the_build(tmp_path):
+    """On the Pi the load cell's driver reports a chip that stops answering, and `stacko run` says
+    that at the table (`say_device_news`): the build reads on by the camera alone without
+    saying it again."""
+    from hardware.detectors.config import load_detector_config
+    from referee.loop.build import BuildConfig
+    from referee.loop.tray_weight import TrayWeight
+
+    session = _session(tmp_path)
+    load = load_detector_config(None).load
+    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=load.block_g))
+    one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
+    scale = _Scale(551.0)
+    said, ticks = [], []
+
+    class Reader:
+        def read(self, image, t, seq, z):
+            return one
+
+    def tick():
+        ticks.append(1)
+        scale.answering = len(ticks) < 20
+        scale.problems = {} if scale.answering else {"load cell": "load cell (I2C bus 1, 0x2a): no answer"}
+        return len(ticks) < 60
+
+    session.announce = lambda lines, urgent=False: said.extend(lines)
+    devices = SimpleNamespace(camera=SimpleNamespace(read=lambda: SimpleNamespace(image=None, t=0.0, seq=1)),
+                              buttons=SimpleNamespace(read=lambda: []), sensors=scale)
+    _read_tower(devices, Reader(), build, session, tick, lambda s: None, TrayWeight(load))
+    assert not any("load cell" in line for line in said)
+    assert build._camera_alone
+
+
+def test_a_sensor_that_stops_answering_mid_match_is_said_at_the_table_and_again_when_it_answers():
+    import queue
+
+    from referee.loop.run import say_device_news
+
+    said = []
+    session = SimpleNamespace(announce=lambda lines, urgent=False: said.extend(lines))
+    news = queue.SimpleQueue()
+    news.put(("accelerometer", "accelerometer (I2C bus 1, 0x68): no answer. Check: its cable"))
+    say_device_news(news, session)
+    news.put(("accelerometer", None))
+    say_device_news(news, session)
+    say_device_news(news, session)  # nothing new: nothing said
+    assert len(said) == 2
+    assert said[0].startswith("The accelerometer has stopped answering; the referee goes on without it.")
+    assert "Check: its cable" in said[0] and said[1] == "The accelerometer answers again."
