@@ -326,9 +326,9 @@ def test_confirm_waits_while_the_tray_holds_a_level_the_camera_has_not_read(tmp_
     assert any("3 blocks more than the camera has read" in line for line in said)
 
 
-def test_the_table_is_told_when_the_load_cell_stops_answering_and_when_it_answers_again(tmp_path):
-    """The builder hears it and sees it on the page: the referee reads the tower by the camera
-    alone from then on, and the cable is worth a look."""
+def _level_one_built_over(tmp_path, scale, ticks: int, scale_at) -> tuple[list[str], BuildReader]:
+    """Level 1 shown to the camera for `ticks` ticks over `scale` (`scale_at(tick)` sets its state):
+    what the table was told, and the build."""
     from hardware.detectors.config import load_detector_config
     from referee.loop.build import BuildConfig
     from referee.loop.tray_weight import TrayWeight
@@ -337,22 +337,33 @@ def test_the_table_is_told_when_the_load_cell_stops_answering_and_when_it_answer
     load = load_detector_config(None).load
     build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=load.block_g))
     one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
-    scale = _Scale(551.0)
-    said, ticks = [], []
+    said, count = [], [0]
 
     class Reader:
         def read(self, image, t, seq, z):
             return one
 
     def tick():
-        ticks.append(1)
-        scale.answering = not 20 <= len(ticks) < 50
-        return len(ticks) < 80
+        count[0] += 1
+        scale_at(count[0])
+        return count[0] < ticks
 
     session.announce = lambda lines, urgent=False: said.extend(lines)
     devices = SimpleNamespace(camera=SimpleNamespace(read=lambda: SimpleNamespace(image=None, t=0.0, seq=1)),
                               buttons=SimpleNamespace(read=lambda: []), sensors=scale)
     _read_tower(devices, Reader(), build, session, tick, lambda s: None, TrayWeight(load))
+    return said, build
+
+
+def test_the_table_is_told_when_the_load_cell_stops_answering_and_when_it_answers_again(tmp_path):
+    """The builder hears it and sees it on the page: the referee reads the tower by the camera
+    alone from then on, and the cable is worth a look."""
+    scale = _Scale(551.0)
+
+    def scale_at(tick):
+        scale.answering = not 20 <= tick < 50
+
+    said, _ = _level_one_built_over(tmp_path, scale, 80, scale_at)
     stopped = [line for line in said if "load cell gives no weight" in line]
     again = [line for line in said if "load cell answers again" in line]
     assert len(stopped) == 1 and "camera alone" in stopped[0] and len(again) == 1
@@ -363,31 +374,13 @@ def test_a_load_cell_its_driver_reported_is_not_said_twice_in_the_build(tmp_path
     """On the Pi the load cell's driver reports a chip that stops answering, and `stacko run` says
     that at the table (`say_device_news`): the build reads on by the camera alone without
     saying it again."""
-    from hardware.detectors.config import load_detector_config
-    from referee.loop.build import BuildConfig
-    from referee.loop.tray_weight import TrayWeight
-
-    session = _session(tmp_path)
-    load = load_detector_config(None).load
-    build = BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET], BuildConfig(block_g=load.block_g))
-    one = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
     scale = _Scale(551.0)
-    said, ticks = [], []
 
-    class Reader:
-        def read(self, image, t, seq, z):
-            return one
-
-    def tick():
-        ticks.append(1)
-        scale.answering = len(ticks) < 20
+    def scale_at(tick):
+        scale.answering = tick < 20
         scale.problems = {} if scale.answering else {"load cell": "load cell (I2C bus 1, 0x2a): no answer"}
-        return len(ticks) < 60
 
-    session.announce = lambda lines, urgent=False: said.extend(lines)
-    devices = SimpleNamespace(camera=SimpleNamespace(read=lambda: SimpleNamespace(image=None, t=0.0, seq=1)),
-                              buttons=SimpleNamespace(read=lambda: []), sensors=scale)
-    _read_tower(devices, Reader(), build, session, tick, lambda s: None, TrayWeight(load))
+    said, build = _level_one_built_over(tmp_path, scale, 60, scale_at)
     assert not any("load cell" in line for line in said)
     assert build._camera_alone
 
