@@ -142,9 +142,10 @@ class BuildReader:
         vouched = settled_g is not None or denied or self._camera_alone
         above = self._blocks_above_base(settled_g)
         one_up = reading.orientation == Tower.orientation(level + 1)
-        # the level below seen again from one level up: nothing stands on it, whatever the tray
-        # weighs (a hand resting on the tray away from the tower weighs like blocks)
-        below_again = one_up and self._below_seen_again(reading)
+        # the level below seen again from one level up, or the awaited level seen bare (every
+        # slot surely empty; before level 1, the empty tray): nothing stands on the level below,
+        # whatever the tray weighs (a hand resting on the tray away from the tower weighs like blocks)
+        below_again = (one_up and self._below_seen_again(reading)) or self._seen_bare(reading, level)
         if above is not None and above >= self.config.covered_blocks + 3 and not below_again:
             # a whole level over the awaited one: the view in its orientation is the level above that
             self._stable = 0
@@ -266,6 +267,13 @@ class BuildReader:
         if known is None or sum(n is not None for n in sure) < self.config.covered_names:
             return False
         return any(_differing(sure, view) == 0 for view in known)
+
+    def _seen_bare(self, reading: TopLevelReading, level: int) -> bool:
+        """Whether the camera sees the awaited level bare: in its orientation, every slot read
+        surely empty (the level below, or before level 1 the empty tray, shows through). Two
+        levels laid unseen over it would show their top one level up, named."""
+        return reading.orientation == Tower.orientation(level) and all(
+            s.block is None and s.confidence >= self.config.min_confidence for s in reading.slots)
 
     def _the_top_over(self, names: tuple) -> bool:
         """Whether `names` are the top found two levels above the covered level below (`_two_up`):

@@ -138,6 +138,20 @@ def test_a_hand_resting_on_the_tray_is_no_level_while_the_camera_sees_the_level_
     assert build.next_level == 2
 
 
+def test_a_hand_resting_on_the_empty_tray_before_the_build_is_no_level():
+    """Before level 1 a hand rests on the tray: it weighs seven blocks, but the camera sees the
+    empty tray (level 1's slots surely empty). No level is claimed; level 1 is read when laid."""
+    build = _reader()
+    bare = _frame((None, 0.98), (None, 0.97), (None, 0.99), level=1)
+    assert build.on_frame(bare, 500.0) is None  # (the empty tray: its weight is the floor)
+    for _ in range(4):
+        assert build.on_frame(bare, 500.0 + 7 * BLOCK_G) is None
+    one = _frame(("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99), level=1)
+    build.on_frame(one, 500.0 + 3 * BLOCK_G)
+    read = build.on_frame(one, 500.0 + 3 * BLOCK_G)
+    assert read is not None and read.level == 1 and not read.covered
+
+
 def test_one_name_misread_in_the_level_below_seen_again_leaves_the_weight_to_decide():
     """A view of level 1 from too high with one block misread is not taken for level 1: the tray
     weighing a level more then claims level 2, for the builder to confirm, as it did before."""
