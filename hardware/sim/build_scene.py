@@ -100,10 +100,9 @@ class WeighedTray:
         return cam.next_k if cam.shown > cam.per - self.lead_reads else cam.k
 
     def read(self):
-        if self.silent:  # as the match's SensorStream gives a dead chip's reads: no sample
-            self.t += self.per_read_s
-            return np.zeros(0), np.zeros((0, 3)), np.zeros(0), np.zeros(0)
         t = self.t + np.arange(int(round(self.per_read_s * 320))) / 320.0
         self.t += self.per_read_s
+        if self.silent:  # as the match's SensorStream gives a dead chip's reads: no sample
+            return np.zeros(0), np.zeros((0, 3)), np.zeros(0), np.zeros(0)
         g = self.grams() + self.rng.normal(0.0, self.noise_g, len(t))
         return np.zeros(0), np.zeros((0, 3)), t, g

@@ -144,15 +144,17 @@ class BuildReader:
         one_up = reading.orientation == Tower.orientation(level + 1)
         # the level below seen again from one level up, or the awaited level seen bare (every
         # slot surely empty; before level 1, the empty tray): nothing stands on the level below,
-        # whatever the tray weighs (a hand resting on the tray away from the tower weighs like blocks)
-        below_again = (one_up and self._below_seen_again(reading)) or self._seen_bare(reading, level)
-        if above is not None and above >= self.config.covered_blocks + 3 and not below_again:
+        # whatever the tray weighs (a hand resting on the tray away from the tower weighs like
+        # blocks). Only the weight's claims ask it.
+        nothing_laid = above is not None and (
+            (one_up and self._below_seen_again(reading)) or self._seen_bare(reading, level))
+        if above is not None and above >= self.config.covered_blocks + 3 and not nothing_laid:
             # a whole level over the awaited one: the view in its orientation is the level above that
             self._stable = 0
             return self._covered(level)
         if reading.orientation != Tower.orientation(level):
             self._stable = 0
-            seen_above = one_up and any(n is not None for n in reading.names) and not below_again
+            seen_above = one_up and any(n is not None for n in reading.names) and not nothing_laid
             if seen_above and above is not None and above >= self.config.covered_blocks:
                 return self._covered(level)
             if settled_g is not None:

@@ -66,12 +66,13 @@ class MapGuidedReader:
 
     def two_levels_up(self, image, level: int) -> bool:
         """Whether the top face stands two levels above `level` rather than at it, as the height
-        search scores the two heights on this frame (`vision.reader.face_scores_at`). A top read in `level`'s orientation is at
-        one or the other (levels alternate), and is read named and sure at either: the top of two
-        levels laid unseen over the level below `level` reads like `level` laid in view. On the
-        twin (seeds 101-120, levels 1-8) a top scored higher at its own height than two levels up
-        on 160 of 160 frames, and than two levels down on 117 of 120. The search's own choice of
-        height is no help: it was a level off or more on 104 of the 160."""
+        search scores the two heights on this frame (`vision.reader.face_scores_at`). A top read
+        in `level`'s orientation is at one or the other (levels alternate), and is read named and
+        sure at either: the top of two levels laid unseen over the level below `level` reads like
+        `level` laid in view. On the twin (seeds 101-120, levels 1-8) a top scored higher at its
+        own height than two levels up on 160 of 160 frames, and than two levels down on 117 of
+        120. The search's own choice of height is no help: it was a level off or more on 104 of
+        the 160."""
         from vision.reader import face_scores_at
 
         step = float(self.pipeline.tray.block_mm[2])

@@ -244,7 +244,8 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
     warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
-    cell = _LoadCellWatch(session, getattr(devices, "sensors", None))
+    sensors = getattr(devices, "sensors", None)
+    cell = _LoadCellWatch(session, sensors)
     try:
         while tick():
             session.poll_page()
@@ -252,7 +253,7 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
                 questions.withdraw()
                 return REOPENED
             questions.poll()
-            settled_g = weight.feed(getattr(devices, "sensors", None)) if weight is not None else None
+            settled_g = weight.feed(sensors) if weight is not None else None
             if weight is not None:
                 cell.watch(weight.answering, settled_g, build)
             for press in devices.buttons.read() if devices.buttons is not None else []:
