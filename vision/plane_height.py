@@ -570,9 +570,10 @@ class CoarseSearch:
 
 def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
                   bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
-                  probes: Probes | None = None, focal_search: bool = True) -> CoarseSearch:
+                  probes: Probes | None = None, focal_search: bool = True, full: bool = False) -> CoarseSearch:
     """Coarse candidates over the whole range on one rectified view, and the highest good peak
-    among them (see fit_height)."""
+    among them (see fit_height). `full`: every candidate scored in full, not only those that can
+    come near the best (for a caller that compares given heights: `reader.face_scores_at`)."""
     ac = cfg["align"]
     level = tray.block_mm[2]
     factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
@@ -605,7 +606,7 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
     alpha = float(ac["highest_within"])
     one = len(centres) == 1
     sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
-                       None if one else czs_a, within=alpha)
+                       None if one else czs_a, within=None if full else alpha)
     i = _highest_peak_blocks(sc, facs_a, czs_a / (czs_a - zs_a), alpha)
     return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i)
 

@@ -277,16 +277,16 @@ def face_scores_at(p: Pipeline, img: np.ndarray, zs_mm: Sequence[float]) -> list
     calibration's camera: the height search's score, in full, at its candidate nearest each
     (-inf for all with a `top.height_method` that has no such search). For a caller that knows
     the top is at one of a few heights and wants the frame to choose (the build, between a level
-    and the one two above it, which read alike). Scored in full: the search itself scores only
-    the candidates that can come near its best, and the true height is not always among them."""
+    and the one two above it, which read alike). Scored in full (`coarse_search(full=True)`): the
+    height search itself scores only the candidates that can come near its best, and the true
+    height is not always among them."""
     if str(p.cfg["top"].get("height_method", "outline")) != "outline" or p.cfg["align"].get("search", "plane") != "plane":
         return [float("-inf")] * len(zs_mm)
     img = straighten(p, img)
     ctx = frame_context(p, img)
     cs = plane_height.coarse_search(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, p.background, ctx.gains,
-                                    0.0, np.inf, p.height_probes, False)
-    full = plane_height.height_scores(p.cfg, p.tray, cs.pv, cs.pr, cs.zs, ctx.tray_bgr, p.background, ctx.gains)
-    return [float(full[int(np.argmin(np.abs(cs.zs - float(z))))]) for z in zs_mm]
+                                    0.0, np.inf, p.height_probes, False, full=True)
+    return [float(cs.scores[int(np.argmin(np.abs(cs.zs - float(z))))]) for z in zs_mm]
 
 
 @dataclass(frozen=True)
