@@ -94,13 +94,21 @@ def hidden_fractions(kit_path: str | Path, kit) -> dict[str, list[float] | None]
     return out
 
 
-def visible_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible: float = 0.5) -> dict:
-    """The acceptance measures: per slot on slots hands hide by at most a tenth; orientation on
-    images where some top block is mostly visible; whole top on images with every slot in view."""
-    slots = [(r["slot_ok"][i]) for r in ok_rows if r.get("hidden") for i in range(3) if r["hidden"][i] <= hidden_max]
-    orient = [r["orientation_ok"] for r in ok_rows if r.get("hidden") and any(
+def visible_outcomes(ok_rows: list[dict], hidden_max: float = 0.1,
+                     mostly_visible: float = 0.5) -> tuple[list[bool], list[bool], list[bool]]:
+    """Right or wrong, for the acceptance measures: each slot hands hide by at most a tenth; the
+    orientation of each image where some top block is mostly visible; the whole top of each image
+    with every slot in view. Images whose hidden fractions are unknown count in none."""
+    slots = [bool(r["slot_ok"][i]) for r in ok_rows if r.get("hidden") for i in range(3) if r["hidden"][i] <= hidden_max]
+    orient = [bool(r["orientation_ok"]) for r in ok_rows if r.get("hidden") and any(
         h < mostly_visible and t is not None for h, t in zip(r["hidden"], r["truth"]["slots"]))]
     whole = [all(r["slot_ok"]) and r["orientation_ok"] for r in ok_rows if r.get("hidden") and max(r["hidden"]) <= hidden_max]
+    return slots, orient, whole
+
+
+def visible_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible: float = 0.5) -> dict:
+    """The acceptance measures (`visible_outcomes`) as shares."""
+    slots, orient, whole = visible_outcomes(ok_rows, hidden_max, mostly_visible)
     return {
         "per_slot_visible": sum(slots) / len(slots) if slots else float("nan"),
         "visible_slots": len(slots),
