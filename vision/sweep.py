@@ -21,7 +21,7 @@ import copy
 import json
 import sys
 import tempfile
-from multiprocessing import Pool
+from multiprocessing import get_context
 from pathlib import Path
 
 Setting = dict[str, object]  # "section.key" -> value
@@ -112,7 +112,9 @@ def sweep(pairs: list[tuple[str, str]], settings: list[tuple[str, Setting]], wor
     named = [("as calibrated", {})] + list(settings)
     jobs = [(cal, kit, [s for _, s in named]) for cal, kit in pairs]
     if workers > 1 and len(jobs) > 1:
-        with Pool(min(workers, len(jobs))) as pool:
+        # spawned, not forked: a fork of a process whose other threads hold locks (a web server's,
+        # OpenCV's) can hang in the child
+        with get_context("spawn").Pool(min(workers, len(jobs))) as pool:
             per_kit = pool.map(_read_kit, jobs, chunksize=1)
     else:
         per_kit = [_read_kit(j) for j in jobs]
