@@ -20,6 +20,30 @@ from vision.tray import TrayNotFound
 
 def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | None = None) -> dict:
     """Score a pipeline on a labelled kit; optionally write one JSON line per image."""
+    rows, times = kit_rows(pipe, kit_path)
+    if rows_out:
+        Path(rows_out).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ok = [r for r in rows if "error" not in r]
+    n = max(1, len(ok))
+    summary = {
+        "images": len(rows),
+        "errors": len(rows) - len(ok),
+        "top_level_exact": sum(all(r["slot_ok"]) and r["orientation_ok"] for r in ok) / n,
+        "per_slot": sum(sum(r["slot_ok"]) for r in ok) / (3 * n),
+        "orientation": sum(r["orientation_ok"] for r in ok) / n,
+        "hands_exact": sum(r["hands_ok"] for r in ok) / n,
+        "two_hands_decision": sum(r["two_ok"] for r in ok) / n,
+        "uncertain": sum(r["uncertain"] for r in ok) / n,
+        **visible_scores(ok),
+        "median_ms": float(np.median(times) * 1000) if times else float("nan"),
+        "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
+    }
+    return summary
+
+
+def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[float]]:
+    """Every image of a labelled kit read: one row per image (its reading against its label,
+    or the error), and the seconds each read image took."""
     kit = load_kit(kit_path)
     hidden_of = hidden_fractions(kit_path, kit)
     rows = []
@@ -52,24 +76,7 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
             "ms": round(times[-1] * 1000, 2),
         }
         rows.append(row)
-    if rows_out:
-        Path(rows_out).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    ok = [r for r in rows if "error" not in r]
-    n = max(1, len(ok))
-    summary = {
-        "images": len(rows),
-        "errors": len(rows) - len(ok),
-        "top_level_exact": sum(all(r["slot_ok"]) and r["orientation_ok"] for r in ok) / n,
-        "per_slot": sum(sum(r["slot_ok"]) for r in ok) / (3 * n),
-        "orientation": sum(r["orientation_ok"] for r in ok) / n,
-        "hands_exact": sum(r["hands_ok"] for r in ok) / n,
-        "two_hands_decision": sum(r["two_ok"] for r in ok) / n,
-        "uncertain": sum(r["uncertain"] for r in ok) / n,
-        **visible_scores(ok),
-        "median_ms": float(np.median(times) * 1000) if times else float("nan"),
-        "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
-    }
-    return summary
+    return rows, times
 
 
 def hidden_fractions(kit_path: str | Path, kit) -> dict[str, list[float] | None]:

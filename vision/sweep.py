@@ -4,7 +4,7 @@
 Thresholds are tuned on many kits, not one: a setting that wins a photo or two on one kit is
 noise (docs/vision.md, 2026-11-25: the hand settings, at a local optimum on fourteen kits, moved
 on thirty-six fresh ones). Each setting is applied to each calibration's config as it is read
-(nothing is recalibrated), every kit is read by the whole pipeline (`evaluate.evaluate_kit`),
+(nothing is recalibrated), every kit is read by the whole pipeline (`evaluate.kit_rows`),
 and one JSON line per setting, the calibrations' own settings first, gives the totals:
 - visible slots read right (slots hands hide by at most a tenth), and how many;
 - orientations right where some top block is mostly visible;
@@ -20,7 +20,6 @@ import argparse
 import copy
 import json
 import sys
-import tempfile
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -70,7 +69,7 @@ def apply(cfg: dict, setting: Setting) -> dict:
 
 
 def kit_counts(rows: list[dict]) -> dict[str, int]:
-    """Totals over one kit's rows (`evaluate_kit`'s per-image lines), the visible slots and
+    """Totals over one kit's rows (`evaluate.kit_rows`), the visible slots and
     orientations as `evaluate` counts them (images whose hidden fractions are unknown in neither)."""
     from vision.evaluate import visible_outcomes
 
@@ -90,20 +89,16 @@ def kit_counts(rows: list[dict]) -> dict[str, int]:
 
 def _read_kit(job: tuple[str, str, list[Setting]]) -> list[dict[str, int]]:
     """One kit read with every setting (its calibration loaded once)."""
-    from vision.evaluate import evaluate_kit
+    from vision.evaluate import kit_rows
     from vision.reader import Pipeline, load_pipeline, single_thread
 
     cal, kit, settings = job
     single_thread()
     base = load_pipeline(cal)
     out = []
-    with tempfile.TemporaryDirectory(prefix="stacko-sweep-") as tmp:
-        rows_path = Path(tmp) / "rows.jsonl"
-        for setting in settings:
-            pipe = base if not setting else Pipeline(apply(base.cfg, setting), base.tray, base.models, base.background)
-            evaluate_kit(pipe, kit, rows_path)
-            rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines()]
-            out.append(kit_counts(rows))
+    for setting in settings:
+        pipe = base if not setting else Pipeline(apply(base.cfg, setting), base.tray, base.models, base.background)
+        out.append(kit_counts(kit_rows(pipe, kit)[0]))
     return out
 
 
