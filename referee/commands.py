@@ -186,4 +186,11 @@ def _demo(args: argparse.Namespace) -> int:
               f"questions asked: {result.questions}, turns players had to tell: {result.missed_turns}; "
               f"simulated {result.sim_s:.1f} s in {result.wall_s:.1f} s.")
     print(json.dumps(result.summary()))
-    return 0 if result.loser is not None or result.winner is not None else 1
+    return demo_exit_status(result, args.max_turns)
+
+
+def demo_exit_status(result, max_turns: int) -> int:
+    """0 when the match ended as asked: a loser called, or the --max-turns played (a short demo
+    stops there on purpose); 1 when it stopped short of both (the twin or the referee gave up)."""
+    finished = result.loser is not None or result.winner is not None
+    return 0 if finished or result.turns >= max_turns else 1
