@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.loop.demo import DemoResult
 
 
 def register(groups) -> None:
@@ -189,7 +193,7 @@ def _demo(args: argparse.Namespace) -> int:
     return demo_exit_status(result, args.max_turns)
 
 
-def demo_exit_status(result, max_turns: int) -> int:
+def demo_exit_status(result: DemoResult, max_turns: int) -> int:
     """0 when the match ended as asked: a loser called, or the --max-turns played (a short demo
     stops there on purpose); 1 when it stopped short of both (the twin or the referee gave up)."""
     finished = result.loser is not None or result.winner is not None
