@@ -78,10 +78,10 @@ def kit_counts(rows: list[dict]) -> dict[str, int]:
     c = {"images": len(rows), "errors": len(rows) - len(ok), "slots_visible": len(slots), "slots_right": sum(slots),
          "orientations_visible": len(orient), "orientations_right": sum(orient)}
     c.update(dict.fromkeys(("hands_exact", "two_right", "two_false", "two_missed"), 0))
-    for r in ok:
+    for r in ok:  # right and wrong as the evaluator judged them; its wrong "two or more" split in two
         got, want = r["hands"], r["truth"]["hands"]
-        c["hands_exact"] += got == want
-        c["two_right"] += (got >= 2) == (want >= 2)
+        c["hands_exact"] += bool(r["hands_ok"])
+        c["two_right"] += bool(r["two_ok"])
         c["two_false"] += got >= 2 and want < 2
         c["two_missed"] += got < 2 and want >= 2
     return c

@@ -36,7 +36,7 @@ def test_applying_a_setting_leaves_the_calibration_as_it_was():
 
 def test_counts_take_only_slots_hands_hide_by_at_most_a_tenth():
     row = {"slot_ok": [True, False, False], "hidden": [0.0, 0.5, 0.05], "orientation_ok": False, "hands": 2,
-           "truth": {"slots": ["red-1", "blue-2", None], "hands": 1}}
+           "truth": {"slots": ["red-1", "blue-2", None], "hands": 1}, "hands_ok": False, "two_ok": False}
     unknown = dict(row, hidden=None)  # a twin photo with hands: how much they hide is not known
     c = kit_counts([row, unknown, {"image": "x.png", "error": "cannot find the tray"}])
     assert (c["images"], c["errors"], c["slots_visible"], c["slots_right"]) == (3, 1, 2, 1)
