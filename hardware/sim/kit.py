@@ -12,6 +12,7 @@ import json
 import math
 import random
 from collections import defaultdict
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,23 +179,32 @@ class KitStudio:
         return self.renderer.render(self.world.data, "top", look, self.config.tray_top_z, self.config.layout.tray_mm / 1000)
 
 
+def kit_photos(studio: KitStudio, seed: int, n_images: int, cfg: KitConfig,
+               wanted: Container[int] | None = None) -> Iterator[tuple[int, Scene, Look, np.ndarray | None]]:
+    """The photos of the kit `seed`, in order: (number from 1, scene, look, image). Only the
+    numbers in `wanted` (all when None) are rendered, the others' images are None; every scene
+    is drawn and posed all the same, so that photo 23 is the kit's photo 23 (a test reads a few
+    photos of a kit without rendering the rest)."""
+    rng = random.Random(seed)
+    top_deck: list[str] | None = [] if cfg.deal_tops else None
+    for i in range(1, n_images + 1):
+        scene = random_scene(rng, cfg, studio.config, top_deck)
+        studio.pose(scene, rng, cfg)
+        look = Look.random(rng, cfg.look_strength)
+        yield i, scene, look, studio.photo(look) if wanted is None or i in wanted else None
+
+
 def write_kit(out: Path, n_images: int, seed: int, cfg: KitConfig | None = None) -> dict:
     """Write tray.json, images/NNNN.png, labels.json (and scenes.jsonl with the look of each image)."""
     cfg = cfg or KitConfig()
     out = Path(out)
     (out / "images").mkdir(parents=True, exist_ok=True)
-    rng = random.Random(seed)
     studio = KitStudio(seed=seed)
-    top_deck: list[str] | None = [] if cfg.deal_tops else None
     labels: dict[str, dict] = {}
     try:
         (out / "tray.json").write_text(json.dumps(studio.config.layout.tray_json(), indent=1) + "\n", encoding="utf-8")
         with open(out / "scenes.jsonl", "w", encoding="utf-8") as meta:
-            for i in range(1, n_images + 1):
-                scene = random_scene(rng, cfg, studio.config, top_deck)
-                studio.pose(scene, rng, cfg)
-                look = Look.random(rng, cfg.look_strength)
-                img = studio.photo(look)
+            for i, scene, look, img in kit_photos(studio, seed, n_images, cfg):
                 fname = f"{i:04d}.png"
                 if not cv2.imwrite(str(out / "images" / fname), img):
                     raise OSError(f"could not write {out / 'images' / fname}")
