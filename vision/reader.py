@@ -701,15 +701,42 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     just past one end of the face while the slot at the other end holds no block with its glyph.
     A level has three slots, so four glyphs in a row cannot all be on it; seen from aside with
     the focal length a little off, the face the outline fit lines up can lie a whole slot off
-    the top (the top's blocks then read one slot over, and its outer block not at all).
-    Returns (first slot position, evidence there) or None."""
+    the top (the top's blocks then read one slot over, and its outer block not at all). A place
+    past the end that shows the bare tray is never taken in: what the glyph model read there is
+    the tray's grain or a marker, not a block (`bare_tray_at`). Returns (first slot position,
+    evidence there) or None."""
     held = blocks_held(p, ev)
     for first, past, other_end in ((1, 3, 0), (-1, -1, 2)):
-        if not held[other_end] and glyphs_seen_at(p, ctx, img, z, orient, (past,))[0]:
-            ev2 = slot_evidence(p, ctx, img, z, orient, first)
-            if blocks_held(p, ev2).sum() >= held.sum():
-                return first, ev2
+        if held[other_end] or not glyphs_seen_at(p, ctx, img, z, orient, (past,))[0]:
+            continue
+        if bare_tray_at(p, ctx, img, z, orient, past, held):
+            continue
+        ev2 = slot_evidence(p, ctx, img, z, orient, first)
+        if blocks_held(p, ev2).sum() >= held.sum():
+            return first, ev2
     return None
+
+
+def bare_tray_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, position: int,
+                 held: np.ndarray) -> bool:
+    """Whether the place of a slot just past an end of the face at height z (`position` -1 or 3)
+    looks like the bare tray (`tl.slot_tray_fraction` at decision.shift_on_bare_tray_above or
+    more), for a face that reads a block, at a height above decision.tray_check_below_levels.
+
+    Past an end of a face lined up one slot off the top lies the top's own outer slot; past an
+    end of a face on the top lies what is beside the tower, often the bare tray. Twin 902 frames
+    23 and 61 (fresh, 2026-11-28): two blocks read right where the face was found, then the glyph
+    model named a glyph on the wooden tray just past the face's end, and the face was moved one
+    slot onto the tray: its first slot read surely empty, the two blocks one slot over, given as
+    sure. On the first levels a wooden tray can pass for a yellow block's end, so there this
+    says nothing."""
+    dc = p.cfg["decision"]
+    th = float(dc.get("shift_on_bare_tray_above", 1.0))
+    if th >= 1.0 or not held.any() or z <= float(dc["tray_check_below_levels"]) * float(p.tray.block_mm[2]):
+        return False
+    frac = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains,
+                                 position)
+    return bool(frac[0] >= th)
 
 
 def blocks_held(p: Pipeline, ev: SlotEvidence) -> np.ndarray:

@@ -1,15 +1,17 @@
 """A level has three slots: a glyph read just past one end of the face, while the slot at the
 other end holds no block, says the face lies one slot off the top, and the reader reads the
-top one slot over."""
+top one slot over; unless that place past the end shows the bare tray, where no block is."""
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import replace
 
 import cv2
 
-from vision.reader import FrameContext, frame_context, load_pipeline, shifted_face, slot_evidence, slot_readings, top_face
+from vision.reader import (FrameContext, frame_context, load_pipeline, read_frame, shifted_face, slot_evidence,
+                           slot_readings, top_face)
 
 
 def _names(slots) -> list:
@@ -63,3 +65,29 @@ def test_a_face_on_the_top_is_not_moved(calibration, small_kit):
         assert shifted_face(pipe, ctx, img, z, lab["orientation"], ev) is None, name
         checked += 1
     assert checked >= 8
+
+
+def test_a_glyph_read_on_the_bare_tray_beside_the_top_does_not_move_the_face():
+    """Twin kit 902, photos 23 and 61: a top of two blocks with its third slot empty, read right
+    where the face was found; the glyph model then named a glyph on the wooden tray just past the
+    face's end, and the face was moved one slot onto the tray (its first slot read surely empty,
+    the two blocks one slot over, given as sure). The tray there is no block's place."""
+    from hardware.sim.kit import KitConfig, KitStudio, kit_photos
+    from referee.loop.demo import SHIPPED_TWIN_VISION
+
+    studio = KitStudio(seed=902)
+    try:
+        photos = [(scene.label, img) for _, scene, _, img in kit_photos(studio, 902, 61, KitConfig(), {23, 61})
+                  if img is not None]
+    finally:
+        studio.close()
+    pipe = load_pipeline(SHIPPED_TWIN_VISION)
+    cfg = copy.deepcopy(pipe.cfg)
+    cfg["decision"]["shift_on_bare_tray_above"] = 1.0  # the bare tray not looked at
+    blind = replace(pipe, cfg=cfg)
+    assert len(photos) == 2
+    for label, img in photos:
+        assert label["slots"][2] is None and label["hands"] == 0
+        assert read_frame(pipe, img).reading.names == label["slots"]
+        moved = read_frame(blind, img)
+        assert moved.first_slot == -1 and moved.reading.names == [None] + label["slots"][:2]
