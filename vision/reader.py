@@ -701,9 +701,12 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     just past one end of the face while the slot at the other end holds no block with its glyph.
     A level has three slots, so four glyphs in a row cannot all be on it; seen from aside with
     the focal length a little off, the face the outline fit lines up can lie a whole slot off
-    the top (the top's blocks then read one slot over, and its outer block not at all). A place
-    past the end that shows the bare tray is never taken in: what the glyph model read there is
-    the tray's grain or a marker, not a block (`bare_tray_at`). Returns (first slot position,
+    the top (the top's blocks then read one slot over, and its outer block not at all). So the
+    face moved must hold that outer block: decision.shift_min_gain blocks more than the face
+    found (twin 77 photos 18 and 40, fresh 2026-11-28: a lone block was moved out of its slot
+    for a glyph seen past the end that read as no block there, given as sure). A place past the
+    end that shows the bare tray is never taken in: what the glyph model read there is the
+    tray's grain or a marker, not a block (`bare_tray_at`). Returns (first slot position,
     evidence there) or None."""
     held = blocks_held(p, ev)
     for first, past, other_end in ((1, 3, 0), (-1, -1, 2)):
@@ -712,7 +715,7 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
         if bare_tray_at(p, ctx, img, z, orient, past, held):
             continue
         ev2 = slot_evidence(p, ctx, img, z, orient, first)
-        if blocks_held(p, ev2).sum() >= held.sum():
+        if blocks_held(p, ev2).sum() >= held.sum() + int(p.cfg["decision"].get("shift_min_gain", 0)):
             return first, ev2
     return None
 
@@ -724,12 +727,13 @@ def bare_tray_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     more), for a face that reads a block, at a height above decision.tray_check_below_levels.
 
     Past an end of a face lined up one slot off the top lies the top's own outer slot; past an
-    end of a face on the top lies what is beside the tower, often the bare tray. Twin 902 frames
-    23 and 61 (fresh, 2026-11-28): two blocks read right where the face was found, then the glyph
-    model named a glyph on the wooden tray just past the face's end, and the face was moved one
-    slot onto the tray: its first slot read surely empty, the two blocks one slot over, given as
-    sure. On the first levels a wooden tray can pass for a yellow block's end, so there this
-    says nothing."""
+    end of a face on the top lies what is beside the tower, often the bare tray. Twin 903 photo
+    44 (fresh, 2026-11-28): a lone green 2 read right where the face was found, then the glyph
+    model named a glyph on the wooden tray just past the face's end, where the colour and glyph
+    models read a Wild, and the face was moved one slot onto the tray, given as sure (twin 902
+    photos 23 and 61 were moved onto the tray the same way, for no block there: shift_min_gain
+    keeps those too). On the first levels a wooden tray can pass for a yellow block's end, so
+    there this says nothing."""
     dc = p.cfg["decision"]
     th = float(dc.get("shift_on_bare_tray_above", 1.0))
     if th >= 1.0 or not held.any() or z <= float(dc["tray_check_below_levels"]) * float(p.tray.block_mm[2]):

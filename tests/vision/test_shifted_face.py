@@ -67,27 +67,50 @@ def test_a_face_on_the_top_is_not_moved(calibration, small_kit):
     assert checked >= 8
 
 
-def test_a_glyph_read_on_the_bare_tray_beside_the_top_does_not_move_the_face():
-    """Twin kit 902, photos 23 and 61: a top of two blocks with its third slot empty, read right
-    where the face was found; the glyph model then named a glyph on the wooden tray just past the
-    face's end, and the face was moved one slot onto the tray (its first slot read surely empty,
-    the two blocks one slot over, given as sure). The tray there is no block's place."""
+def _twin_photos(seed: int, numbers: set[int]) -> list:
+    """Photos of the twin's kit `seed` (as `stacko sim kit --seed`), only those numbered, with labels."""
     from hardware.sim.kit import KitConfig, KitStudio, kit_photos
-    from referee.loop.demo import SHIPPED_TWIN_VISION
 
-    studio = KitStudio(seed=902)
+    studio = KitStudio(seed=seed)
     try:
-        photos = [(scene.label, img) for _, scene, _, img in kit_photos(studio, 902, 61, KitConfig(), {23, 61})
-                  if img is not None]
+        return [(scene.label, img) for _, scene, _, img in kit_photos(studio, seed, max(numbers), KitConfig(), numbers)
+                if img is not None]
     finally:
         studio.close()
+
+
+def _twin_pipeline(**decision):
+    """The shipped twin calibration, and a copy with other decision settings."""
+    from referee.loop.demo import SHIPPED_TWIN_VISION
+
     pipe = load_pipeline(SHIPPED_TWIN_VISION)
     cfg = copy.deepcopy(pipe.cfg)
-    cfg["decision"]["shift_on_bare_tray_above"] = 1.0  # the bare tray not looked at
-    blind = replace(pipe, cfg=cfg)
-    assert len(photos) == 2
-    for label, img in photos:
-        assert label["slots"][2] is None and label["hands"] == 0
-        assert read_frame(pipe, img).reading.names == label["slots"]
-        moved = read_frame(blind, img)
-        assert moved.first_slot == -1 and moved.reading.names == [None] + label["slots"][:2]
+    cfg["decision"].update(decision)
+    return pipe, replace(pipe, cfg=cfg)
+
+
+def test_a_face_is_moved_only_to_take_in_a_block():
+    """Twin kit 77, photo 40: a lone blue 3 in the first slot, read right where the face was
+    found; a glyph was then seen just past the face's far end, where the face moved one slot
+    reads no block, and the blue 3 was moved into the middle slot, given as sure."""
+    pipe, lenient = _twin_pipeline(shift_min_gain=0)
+    (label, img), = _twin_photos(77, {40})
+    assert label["slots"] == ["blue-3", None, None] and label["hands"] == 0
+    res = read_frame(pipe, img)
+    assert res.reading.names == label["slots"] and res.first_slot == 0
+    moved = read_frame(lenient, img)
+    assert moved.first_slot == -1 and moved.reading.names == [None, "blue-3", None]
+
+
+def test_a_block_read_on_the_bare_tray_beside_the_top_does_not_move_the_face():
+    """Twin kit 903, photo 44: a lone green 2 in the middle slot, read right where the face was
+    found; the glyph model then named a glyph on the wooden tray just past the face's end, read
+    there as a Wild, and the face was moved one slot onto the tray (the green 2 in the first
+    slot, a Wild in the third), given as sure. The tray there is no block's place."""
+    pipe, blind = _twin_pipeline(shift_on_bare_tray_above=1.0)  # blind: the bare tray not looked at
+    (label, img), = _twin_photos(903, {44})
+    assert label["slots"] == [None, "green-2", None] and label["hands"] == 0
+    res = read_frame(pipe, img)
+    assert res.reading.names == label["slots"] and res.first_slot == 0
+    moved = read_frame(blind, img)
+    assert moved.first_slot == 1 and moved.reading.names == ["green-2", None, "wild"]
