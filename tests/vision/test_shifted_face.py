@@ -1,6 +1,7 @@
 """A level has three slots: a glyph read just past one end of the face, while the slot at the
 other end holds no block, says the face lies one slot off the top, and the reader reads the
-top one slot over; unless that place past the end shows the bare tray, where no block is."""
+top one slot over, when the face moved takes in a block there; never onto the bare tray, where
+no block is."""
 
 from __future__ import annotations
 
