@@ -1115,9 +1115,12 @@ def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, gr
                 lines: list[tuple[np.ndarray, np.ndarray]], blob: _Blobs | None = None) -> list[set[int]]:
     """Pieces of a hand cut off from its arm join the arm they lie ahead of (the nearest, if
     several): blobs of at least `join_min_mm2` with no entry of their own, within `join_gap_mm`
-    of the arm's cells, within `join_corridor_mm` of its line and further in than its entry.
-    The twin's tray-coloured hands show their shaded fingers but not an evenly lit palm, so the
-    fingers were cut off from the arm seen on the table. Returns each arm's joined blob ids."""
+    of the arm's cells, their middle within `join_corridor_mm` of its line and further in than
+    its entry. The twin's tray-coloured hands show their shaded fingers but not an evenly lit
+    palm, so the fingers were cut off from the arm seen on the table. The piece's middle, not
+    its farthest cell: a whole hand's shaded fingers spread 80-100 mm across, and a hand held a
+    little aside of its arm's line put its outer finger past the corridor (twin 77/0041, 902/0001:
+    the second hand of two was lost). Returns each arm's joined blob ids."""
     gap = float(hc["join_gap_mm"])
     pieces: list[set[int]] = [set() for _ in groups]
     if gap <= 0 or not groups:
@@ -1139,7 +1142,7 @@ def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, gr
         perp = np.array([-u[1], u[0]])
         for k, i, pts in loose:
             d = float(dist[i].min())
-            if d > gap or np.abs((pts - E) @ perp).max() > corridor or ((pts - E) @ u).max() > 0:
+            if d > gap or abs(float(np.mean((pts - E) @ perp))) > corridor or ((pts - E) @ u).max() > 0:
                 continue
             if k not in best or d < best[k][0]:
                 best[k] = (d, j)

@@ -102,3 +102,17 @@ def test_an_arm_seen_only_on_the_table_is_brought_in_by_its_shaded_fingers():
 def test_shaded_fingers_alone_are_no_arm():
     """Fingers seen by their shading bring in no arm of their own, even reaching the edge."""
     assert _counted(_with_fingers(_table_grid([], []), (-30.0, 30.0, -200.0, -50.0))) == []
+
+
+def test_a_whole_pale_hand_held_aside_of_its_arms_line_joins_the_arm():
+    """A whole hand's shaded fingers spread wider than the corridor round its arm's line: its
+    middle lies by the line, though its outer finger lies 70 mm off it, so it joins the arm."""
+    bare = _table_grid([], [TABLE_ARM])
+    got = _counted(_with_fingers(bare, (-20.0, 70.0, -100.0, -50.0)))
+    assert len(got) == 1 and got[0].by_pieces
+
+
+def test_a_piece_whose_middle_lies_off_the_arms_line_does_not_join_it():
+    bare = _table_grid([], [TABLE_ARM])
+    assert _counted(_with_fingers(bare, (45.0, 110.0, -100.0, -50.0))) == []
+
