@@ -1301,7 +1301,10 @@ def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
     """The arms whose hands are over the tower. One that reaches the zone only through a piece
     cut off from it may bring a lone hand into the count, and a second one only where its
     hand lies at least `pieces_apart_mm` from the other's (0: never): the piece may be another
-    hand's fingers, and a false "Uno!" is the worst error."""
+    hand's fingers, and a false "Uno!" is the worst error. Beside another counted arm, an entry
+    narrower than `second_arm_min_mm` is no second hand: a finger, a sleeve's edge or a shadow's
+    sliver coming in on its own (23-39 mm wide in 12 of the 46 false "two or more" on 24 kits);
+    a forearm is wider, and one cut short by the image's border still counts alone."""
     arms = [a for a in arms if reaches_zone(hc, a)]
     if len(arms) > 1:  # an arm counted only as one going on over the tray unseen: a lone hand only
         arms = [a for a in arms if not _unseen_reach(hc, a)] or arms[:1]
@@ -1313,6 +1316,9 @@ def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
         far = [a for a in arms if a.by_pieces and apart > 0 and len(whole) == 1
                and math.dist(a.tip_mm, whole[0].tip_mm) >= apart]
         arms = whole + far[:1] or arms[:1]
+    if len(arms) > 1:  # beside another arm, one narrower than a forearm is no second hand
+        least = float(hc.get("second_arm_min_mm", 0.0))
+        arms = [a for a in arms if a.width_mm >= least] or arms[:1]
     return arms
 
 

@@ -116,3 +116,19 @@ def test_a_piece_whose_middle_lies_off_the_arms_line_does_not_join_it():
     bare = _table_grid([], [TABLE_ARM])
     assert _counted(_with_fingers(bare, (45.0, 110.0, -100.0, -50.0))) == []
 
+
+# a second entry beside the pale arm, from the east: `width` mm across, reaching the tower
+def _east_entry(width: float):
+    return (40.0, 200.0, -width / 2, width / 2)
+
+
+def test_a_narrow_entry_beside_an_arm_is_no_second_hand():
+    """A finger, a sleeve's edge or a shadow's sliver coming in on its own beside an arm."""
+    from test_hands_rim import SOUTH_ARM
+    assert len(_counted(_table_grid([SOUTH_ARM, _east_entry(20.0)], [SOUTH_ARM, _east_entry(20.0)]))) == 1
+    assert len(_counted(_table_grid([SOUTH_ARM, _east_entry(60.0)], [SOUTH_ARM, _east_entry(60.0)]))) == 2
+
+
+def test_a_narrow_entry_alone_still_counts():
+    """Alone, it may be an arm cut short by the image's border."""
+    assert len(_counted(_table_grid([_east_entry(20.0)], [_east_entry(20.0)]))) == 1
