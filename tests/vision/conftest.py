@@ -10,7 +10,7 @@ from vision.synthkit import SynthOptions, write_kit
 # A small hand-threshold grid and fewer glyph variants: the full search is the bench's business.
 QUICK = {"calibration": {
     "glyph_augment": 2,
-    "hand_grid": {"chroma": [0.08], "two_arm_width_mm": [140], "plane_above_top_mm": [35]},
+    "hand_grid": {"chroma": [0.05], "two_arm_width_mm": [140], "plane_above_top_mm": [35]},
 }}
 
 
