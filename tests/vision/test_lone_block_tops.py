@@ -221,28 +221,3 @@ def test_where_no_ink_is_found_no_glyph_is_seen_and_the_model_is_not_run(lone_re
     monkeypatch.setattr(tl, "glyph_crop", lambda *a, **k: pytest.fail("a crop cut where no ink was found"))
     assert not reader.inked_glyph_seen(pipe, ctx, img, res.z_top, "y", 0)
 
-
-def test_a_reading_with_a_contested_empty_slot_is_read_across(calibration, small_kit, monkeypatch):
-    """A lone block across the top's end, read in the level below's orientation: its colour and
-    glyph are read well in a slot the occupancy model calls empty (synthetic 8702/0017)."""
-    import cv2
-
-    from vision.reader import read_frame, slot_evidence
-
-    pipe = load_pipeline(calibration)
-    img = cv2.imread(str(small_kit / "images" / "0015.png"))  # a lone red-1 along y, in slot 0
-    def wrong(p, ctx, img, z, need_block=False):
-        return "x", slot_evidence(p, ctx, img, z, "x"), 0.9
-    monkeypatch.setattr(reader, "read_top", wrong)
-    monkeypatch.setattr(reader, "crossed_middle", lambda *a: False)  # the other checks say nothing
-    pipe.cfg["decision"]["two_colours_sure"] = 0.0  # the colour check off
-    monkeypatch.setattr(reader, "contested_empties", lambda p, ev, slots: [])
-    assert read_frame(pipe, img).reading.orientation == "x"  # nothing contested: the reading stands
-    first = []
-    real = reader.contested_empties
-    monkeypatch.setattr(reader, "contested_empties", lambda p, ev, slots: [1] if not first.append(1) and len(first) == 1
-                        else real(p, ev, slots))
-    reading = read_frame(pipe, img).reading
-    assert reading.orientation == "y"
-    assert [None if s.block is None else str(s.block) for s in reading.slots] == ["red-1", None, None]
-    assert reading.uncertain

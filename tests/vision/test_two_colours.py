@@ -50,8 +50,20 @@ def test_without_the_colour_check_the_level_below_is_read_as_the_top(lone, monke
     _read_the_wrong_way_first(monkeypatch, "x")
     pipe.cfg["decision"]["two_colours_sure"] = 0.0
     monkeypatch.setattr(reader, "crossed_middle", lambda *a: False)  # nor the crossing glyph's
+    monkeypatch.setattr(reader, "contested_empties", lambda *a: [])  # nor the contested empty slot's
     reading = read_frame(pipe, img).reading
     assert reading.orientation == "x" and any(s.block is not None for s in reading.slots)
+
+
+def test_without_the_colour_check_the_contested_empty_slot_still_sends_it_across(lone, monkeypatch):
+    """The level below read as the top shows the lone block's colour and glyph in a slot read
+    empty: that alone sends the reading across."""
+    pipe, img = lone
+    _read_the_wrong_way_first(monkeypatch, "x")
+    pipe.cfg["decision"]["two_colours_sure"] = 0.0
+    monkeypatch.setattr(reader, "crossed_middle", lambda *a: False)
+    reading = read_frame(pipe, img).reading
+    assert reading.orientation == "y" and _names(reading.slots) == ["red-1", None, None]
 
 
 def test_a_slot_of_two_colours_that_cannot_be_read_across_is_reported_unsure(lone, monkeypatch):
