@@ -238,6 +238,7 @@ def pick_hand_settings(right: Mapping[tuple[float, float, float], Sequence[bool]
         return sum(abs(v - float(defaults[k])) / (max(grid[k]) - min(grid[k]) or 1.0)
                    for k, v in zip(HAND_GRID_KEYS, setting))
 
+    base = next(k for k in right if k == base)  # (the grid's own numbers: 140, not 140.0)
     ref = list(right[base])
     best, gain = base, 0
     for setting, mine in right.items():

@@ -66,3 +66,8 @@ def test_the_shipped_defaults_lie_on_the_grid_and_the_test_is_z_two_and_a_half()
     grid = cfg["calibration"]["hand_grid"]
     assert all(cfg["hands"][k] in grid[k] for k in grid)
     assert cfg["calibration"]["hand_grid_z"] == 2.5
+
+
+def test_the_defaults_kept_are_named_as_the_grid_names_them():
+    picked = pick_hand_settings(_right(), {**DEFAULTS, "two_arm_width_mm": 140.0}, GRID, 2.5)
+    assert picked == (0.05, 140, 35) and isinstance(picked[1], int)
