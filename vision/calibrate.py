@@ -230,15 +230,15 @@ def pick_hand_settings(right: Mapping[tuple[float, float, float], Sequence[bool]
     defaults' 2,016 of 2,240 synthetic photos, 2,067 against 2,073 "two or more". With z 2.5 no
     setting moves on those kits; a larger kit with a real gain still moves them. A default off
     the grid is kept as it is."""
-    base = tuple(defaults[k] for k in HAND_GRID_KEYS)
-    if base not in right:
-        return tuple(float(v) for v in base)
+    wanted = tuple(defaults[k] for k in HAND_GRID_KEYS)
+    base = next((k for k in right if k == wanted), None)  # (the grid's own numbers: 140, not 140.0)
+    if base is None:
+        return tuple(float(v) for v in wanted)
 
     def distance(setting) -> float:
         return sum(abs(v - float(defaults[k])) / (max(grid[k]) - min(grid[k]) or 1.0)
                    for k, v in zip(HAND_GRID_KEYS, setting))
 
-    base = next(k for k in right if k == base)  # (the grid's own numbers: 140, not 140.0)
     ref = list(right[base])
     best, gain = base, 0
     for setting, mine in right.items():

@@ -13,7 +13,7 @@ import numpy as np
 
 from vision.hands import _even_shadows, _tray_change, arm_entries, counted_arms
 from vision.reader import default_config
-from test_hands_rim import TRAY, _table_grid  # the same tray, rim and table
+from test_hands_rim import SOUTH_ARM, TRAY, _table_grid  # the same tray, rim and table
 
 N, LO, HI = 40, 10, 30  # a 40 x 40 cell tray, the patch in rows and columns 10..29
 
@@ -124,7 +124,6 @@ def _east_entry(width: float):
 
 def test_a_narrow_entry_beside_an_arm_is_no_second_hand():
     """A finger, a sleeve's edge or a shadow's sliver coming in on its own beside an arm."""
-    from test_hands_rim import SOUTH_ARM
     assert len(_counted(_table_grid([SOUTH_ARM, _east_entry(20.0)], [SOUTH_ARM, _east_entry(20.0)]))) == 1
     assert len(_counted(_table_grid([SOUTH_ARM, _east_entry(60.0)], [SOUTH_ARM, _east_entry(60.0)]))) == 2
 
