@@ -220,4 +220,3 @@ def test_where_no_ink_is_found_no_glyph_is_seen_and_the_model_is_not_run(lone_re
     monkeypatch.setattr(tl, "glyph_ink_offset", lambda *a, **k: None)
     monkeypatch.setattr(tl, "glyph_crop", lambda *a, **k: pytest.fail("a crop cut where no ink was found"))
     assert not reader.inked_glyph_seen(pipe, ctx, img, res.z_top, "y", 0)
-
