@@ -268,7 +268,7 @@ def _inner_blobs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stats[inner, cv2.CC_STAT_AREA].astype(np.float64), cent[inner] + 0.5
 
 
-def glyph_ink(bgr: np.ndarray, min_px: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The glyph as blobs: areas (k,) in px and centroids (k, 2) of the dark or coloured parts
     that the light glyph field encloses (that do not touch the crop's border).
 
@@ -277,14 +277,57 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0) -> tuple[np.ndarray, np.ndar
     separates field from ink and block whatever the light; the block round the field touches
     the border, the glyph does not. When the ink found covers under `min_px` (a skip's ring
     blurred into the block round the field), the glyph's counters are taken instead: the field
-    the ink encloses (the ring's inside)."""
+    the ink encloses (the ring's inside). When those cover under `min_px` too, the ink is looked
+    for within the field alone (`_ink_in_field`, with `field_contrast` > 0)."""
     b, g, r = cv2.split(bgr)
     w = cv2.blur(cv2.min(cv2.min(b, g), r), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     area, cent = _inner_blobs(dark)
     if min_px > 0 and np.add.reduce(area) < min_px:
         area, cent = _inner_blobs(1 - dark)
+        if field_contrast > 0 and np.add.reduce(area) < min_px:
+            a2, c2 = _ink_in_field(w, dark, min_px, field_contrast)
+            if np.add.reduce(a2) >= min_px:
+                area, cent = a2, c2
     return area, cent
+
+
+_NO_BLOBS = (np.zeros(0), np.zeros((0, 2)))
+
+
+def _ink_in_field(w: np.ndarray, dark: np.ndarray, min_px: float, contrast: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ink blobs within the glyph field, split from the field by a threshold of the field's
+    own pixels: areas (k,) and centroids (k, 2), none when the split is weaker than `contrast`
+    grey levels (the two sides' means) or the "ink" is half the field.
+
+    A pale, thin glyph under blur and dim light (a blue Skip's ring, synthetic 9302/0046) is
+    lighter than the block round the field by more than it is darker than the field: the whole
+    search area's threshold, set between the block and the field, puts it with the field, and
+    nothing enclosed is found. The field is the light blob under the crop's centre (else the
+    nearest large one), taken with everything it encloses."""
+    h, wd = dark.shape
+    n, lab, stats, cent = cv2.connectedComponentsWithStats(1 - dark, connectivity=8)
+    k = int(lab[h // 2, wd // 2])
+    if k == 0:
+        big = [j for j in range(1, n) if stats[j, cv2.CC_STAT_AREA] >= 4 * min_px]
+        if not big:
+            return _NO_BLOBS
+        c = np.array([wd / 2, h / 2])
+        k = min(big, key=lambda j: float(np.hypot(*(cent[j] - c))))
+    outline, _ = cv2.findContours((lab == k).view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    region = np.zeros(dark.shape, np.uint8)
+    cv2.drawContours(region, outline, -1, 1, thickness=cv2.FILLED)
+    inside = region.view(bool)
+    vals = w[inside]
+    if vals.size < 4 * min_px:
+        return _NO_BLOBS
+    t, _ = cv2.threshold(vals.reshape(-1, 1), 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    ink = vals <= t
+    if ink.all() or not ink.any() or float(vals[~ink].mean()) - float(vals[ink].mean()) < contrast:
+        return _NO_BLOBS
+    # outside the field counts as dark: ink that runs into the field's edge joins it there and is left out
+    area, cent = _inner_blobs(np.where(inside, w <= t, True).view(np.uint8))
+    return _NO_BLOBS if np.add.reduce(area) > 0.5 * vals.size else (area, cent)
 
 
 def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple[float, float] | None:
@@ -293,7 +336,7 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
     the ink nearest the crop's centre (a mean shift over the ink blobs with a Gaussian window of
     locate_sigma_mm, so a neighbour's glyph at the crop's edge does not pull it)."""
     min_mm2 = float(cfg["glyph"].get("locate_min_mm2", 8.0))
-    area, cent = glyph_ink(bgr, min_mm2 * px_per_mm ** 2)
+    area, cent = glyph_ink(bgr, min_mm2 * px_per_mm ** 2, float(cfg["glyph"].get("field_ink_contrast", 0.0)))
     area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
     if np.add.reduce(area) < min_mm2:
         return None

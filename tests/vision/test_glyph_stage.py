@@ -35,6 +35,43 @@ def test_without_ink_the_glyph_is_where_the_field_is_enclosed():
     assert c is not None and abs(c[0] - 30.5) < 1.5 and abs(c[1] - 17.5) < 1.5
 
 
+def _blue_field(img: np.ndarray) -> None:
+    """A blue block's cream field, run into a neighbour's field at the crop's top edge (as blur
+    joins them), so the field encloses nothing but its glyph."""
+    img[:] = (170, 70, 20)  # BGR: blue
+    cv2.ellipse(img, (36, 30), (26, 16), -20, 0, 360, (200, 232, 242), -1)
+    cv2.rectangle(img, (30, 0), (34, 20), (200, 232, 242), -1)
+
+
+def _blue_block_with_a_pale_ring(cx: int = 40, cy: int = 25) -> np.ndarray:
+    """A blue block at 1.5 px/mm with its cream field and a pale, blurred Skip's ring at (cx, cy):
+    the ring is lighter than the block by more than it is darker than the field."""
+    img = np.zeros((60, 72, 3), np.uint8)
+    _blue_field(img)
+    cv2.circle(img, (cx, cy), 7, (215, 175, 135), 2)
+    cv2.line(img, (cx - 4, cy + 4), (cx + 4, cy - 4), (215, 175, 135), 2)
+    return cv2.GaussianBlur(img, (0, 0), 0.8)
+
+
+def test_a_pale_glyph_is_found_within_its_field():
+    cfg = default_config()
+    img = _blue_block_with_a_pale_ring()
+    # the whole crop's split puts the ring with the field: nothing enclosed
+    area, _ = tl.glyph_ink(img, 8 * 1.5 ** 2)
+    assert np.add.reduce(area) < 8 * 1.5 ** 2
+    c = tl.glyph_center(cfg, img, 1.5)
+    assert c is not None
+    assert abs(c[0] * 1.5 - 40) < 2.0 and abs(c[1] * 1.5 - 25) < 2.0
+
+
+def test_a_plain_field_has_no_glyph_within_it():
+    cfg = default_config()
+    img = np.zeros((60, 72, 3), np.uint8)
+    _blue_field(img)
+    img = np.clip(img.astype(np.float32) + np.random.default_rng(1).normal(0, 4, img.shape), 0, 255).astype(np.uint8)
+    assert tl.glyph_center(cfg, img, 1.5) is None
+
+
 def test_nothing_enclosed_gives_no_glyph_centre():
     cfg = default_config()
     band = np.full((40, 48, 3), (40, 40, 200), np.uint8)
