@@ -197,12 +197,14 @@ def occupancy_views(cfg: dict, patch: np.ndarray, n: int, rng: np.random.Generat
             for i in range(n)]
 
 
-def slot_samples(cfg: dict, patch: np.ndarray, view: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The colour features of a slot's colour patch and the occupancy features of its occupancy
-    view, both under `gains`; when the view is the patch itself one Lab conversion serves both."""
-    labs = pf.patch_labs([patch], gains)
+def slot_samples(cfg: dict, patch: np.ndarray, view: np.ndarray, gains: np.ndarray,
+                 colour_gains: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The colour features of a slot's colour patch (under `colour_gains`, else `gains`) and the
+    occupancy features of its occupancy view under `gains`; when both are the same patch under
+    the same gains one Lab conversion serves both."""
+    labs = pf.patch_labs([patch], gains if colour_gains is None else colour_gains)
     cf = pf.color_features(labs)[0]
-    if view is patch:
+    if view is patch and colour_gains is None:
         labs_o, cf_o = labs, cf
     else:
         labs_o = pf.patch_labs([view], gains)
@@ -270,6 +272,8 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
     for q, lab in painted_wilds(cfg, kit, prepared, rng.spawn(1)[0]):
         labels[q.name] = lab
         prepared = prepared + [q]
+    light_rng = rng.spawn(1)[0]  # the whole light's brightness (brightness_jitter): its own stream too
+    bsig = float(cfg["calibration"].get("brightness_jitter", 0.0))
     oj = cfg["calibration"].get("occupancy_jitter", {})
     soft_blur, soft_noise = float(oj.get("blur_max_px", 0.0)), float(oj.get("noise_max", 0.0))
     colours = Counter(_color_of(b) for p in prepared for b in labels[p.name].slots if b is not None)
@@ -295,7 +299,8 @@ def _train(cfg: dict, kit: Kit, prepared: list, bg, rng, log) -> tuple[dict, dic
                 views = occupancy_views(cfg, occ_patch, n_gain, occ_rng)
                 for view in views:
                     gains = base_gains * np.exp(rng.normal(0, gsig, 3)).astype(np.float32)
-                    cf, occ = slot_samples(cfg, patch, view, gains)
+                    light = gains * np.float32(np.exp(light_rng.normal(0, bsig))) if bsig > 0 else None
+                    cf, occ = slot_samples(cfg, patch, view, gains, light)
                     X["occupancy"].append(occ)
                     Y["occupancy"].append("empty" if block is None else "block")
                     if block is not None:

@@ -70,6 +70,9 @@ def test_a_slot_of_two_colours_that_cannot_be_read_across_is_reported_unsure(lon
     pipe, img = lone
     _read_the_wrong_way_first(monkeypatch, "x")
     monkeypatch.setattr(reader, "_lone_block_across", lambda *a: None)
+    # this 24-photo kit's colour model reads the crossed slot's ends green 0.90 and red 0.97: a
+    # bar a little under the default's 0.9 keeps the test off that edge
+    pipe.cfg["decision"]["two_colours_sure"] = 0.85
     reading = read_frame(pipe, img).reading
     assert reading.orientation == "x"
     assert reading.uncertain and "two colours" in reading.note
