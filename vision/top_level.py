@@ -303,17 +303,19 @@ def _ink_in_field(w: np.ndarray, dark: np.ndarray, min_px: float, contrast: floa
     A pale, thin glyph under blur and dim light (a blue Skip's ring, synthetic 9302/0046) is
     lighter than the block round the field by more than it is darker than the field: the whole
     search area's threshold, set between the block and the field, puts it with the field, and
-    nothing enclosed is found. The field is the light blob under the crop's centre (else the
-    nearest large one), taken with everything it encloses."""
+    nothing enclosed is found. The field is the light blob most of the search area's middle
+    (an eighth of its side round the centre) lies on, taken with everything it encloses; with no
+    light there (an empty slot's block below, a hand) there is no field to look in, and a field
+    further out is a neighbour's."""
     h, wd = dark.shape
-    n, lab, stats, cent = cv2.connectedComponentsWithStats(1 - dark, connectivity=8)
-    k = int(lab[h // 2, wd // 2])
-    if k == 0:
-        big = [j for j in range(1, n) if stats[j, cv2.CC_STAT_AREA] >= 4 * min_px]
-        if not big:
-            return _NO_BLOBS
-        c = np.array([wd / 2, h / 2])
-        k = min(big, key=lambda j: float(np.hypot(*(cent[j] - c))))
+    r = max(1, min(h, wd) // 8)
+    cy, cx = h // 2, wd // 2
+    light = 1 - dark
+    middle = light[cy - r: cy + r + 1, cx - r: cx + r + 1]
+    if not middle.any():
+        return _NO_BLOBS
+    _, lab = cv2.connectedComponents(light, connectivity=8)
+    k = int(np.argmax(np.bincount(lab[cy - r: cy + r + 1, cx - r: cx + r + 1][middle.view(bool)])))
     outline, _ = cv2.findContours((lab == k).view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     region = np.zeros(dark.shape, np.uint8)
     cv2.drawContours(region, outline, -1, 1, thickness=cv2.FILLED)
@@ -323,7 +325,12 @@ def _ink_in_field(w: np.ndarray, dark: np.ndarray, min_px: float, contrast: floa
         return _NO_BLOBS
     t, _ = cv2.threshold(vals.reshape(-1, 1), 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     ink = vals <= t
-    if ink.all() or not ink.any() or float(vals[~ink].mean()) - float(vals[ink].mean()) < contrast:
+    n_ink = int(np.count_nonzero(ink))
+    if n_ink == 0 or n_ink == vals.size:
+        return _NO_BLOBS
+    total = float(np.add.reduce(vals, dtype=np.float64))
+    ink_sum = float(np.add.reduce(vals[ink], dtype=np.float64))
+    if (total - ink_sum) / (vals.size - n_ink) - ink_sum / n_ink < contrast:
         return _NO_BLOBS
     # outside the field counts as dark: ink that runs into the field's edge joins it there and is left out
     area, cent = _inner_blobs(np.where(inside, w <= t, True).view(np.uint8))
