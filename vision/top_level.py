@@ -292,7 +292,7 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0)
     return area, cent
 
 
-_NO_BLOBS = (np.zeros(0), np.zeros((0, 2)))
+_NO_BLOBS = (np.zeros(0), np.zeros((0, 2)))  # (empty: shared safely)
 
 
 def _ink_in_field(w: np.ndarray, dark: np.ndarray, min_px: float, contrast: float) -> tuple[np.ndarray, np.ndarray]:
@@ -311,11 +311,12 @@ def _ink_in_field(w: np.ndarray, dark: np.ndarray, min_px: float, contrast: floa
     r = max(1, min(h, wd) // 8)
     cy, cx = h // 2, wd // 2
     light = 1 - dark
-    middle = light[cy - r: cy + r + 1, cx - r: cx + r + 1]
+    window = (slice(cy - r, cy + r + 1), slice(cx - r, cx + r + 1))
+    middle = light[window]
     if not middle.any():
         return _NO_BLOBS
     _, lab = cv2.connectedComponents(light, connectivity=8)
-    k = int(np.argmax(np.bincount(lab[cy - r: cy + r + 1, cx - r: cx + r + 1][middle.view(bool)])))
+    k = int(np.argmax(np.bincount(lab[window][middle.view(bool)])))
     outline, _ = cv2.findContours((lab == k).view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     region = np.zeros(dark.shape, np.uint8)
     cv2.drawContours(region, outline, -1, 1, thickness=cv2.FILLED)
