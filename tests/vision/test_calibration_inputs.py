@@ -119,3 +119,21 @@ def test_calibration_counts_the_blocks_showing_each_glyph_so_it_can_warn_of_rare
     for glyph, n in want.items():
         assert _blocks_showing(kit, prepared, glyph) == n
     assert _blocks_showing(kit, prepared[:1], "no-such-glyph") == 0
+
+
+def test_the_same_photos_give_the_same_calibration_byte_for_byte(small_kit, calibration, tmp_path):
+    """A table calibrated twice from the same photos reads the same: OpenCV's threads, which sum
+    in a varying order, are kept to one while calibrating."""
+    import cv2
+
+    from tests.vision.conftest import QUICK
+    from vision.calibrate import calibrate_kit
+
+    before = cv2.getNumThreads()
+    again = tmp_path / "again"
+    calibrate_kit(small_kit, again, log=lambda m: None, overrides=QUICK)
+    assert cv2.getNumThreads() == before  # the caller's threads as they were
+    names = sorted(f.name for f in calibration.iterdir())
+    assert names == sorted(f.name for f in again.iterdir())
+    for name in names:
+        assert (calibration / name).read_bytes() == (again / name).read_bytes(), name
