@@ -9,7 +9,6 @@ config.json (all thresholds), tray.json, the model files and report.json.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import math
@@ -29,7 +28,7 @@ from vision.hands import find_hands, hand_grid
 from vision.kit import Kit, KitError, Label, load_kit
 from vision.models import train_kernel, train_linear
 from vision.background import learn_background
-from vision.reader import GLYPHS, NO_GLYPH, Pipeline, default_config, has_colour, merge, top_height
+from vision.reader import GLYPHS, NO_GLYPH, Pipeline, default_config, has_colour, merge, one_blas_thread, top_height
 from vision.lens import fit_lens, lens_from_config
 from vision.tray import TrayNotFound, calibrate_focal, correspondences, detect_markers, make_detector, register
 
@@ -397,19 +396,10 @@ def calibrate_kit(kit_path: str | Path, out: str | Path, log=print, seed: int = 
     threads = cv2.getNumThreads()
     cv2.setNumThreads(1)
     try:
-        with _one_blas_thread():
+        with one_blas_thread():
             return _calibrate_kit(kit_path, out, log, seed, overrides)
     finally:
         cv2.setNumThreads(threads)
-
-
-def _one_blas_thread():
-    """The BLAS on one thread for the `with` block (threadpoolctl comes with scikit-learn)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
 
 
 def _calibrate_kit(kit_path: str | Path, out: str | Path, log, seed: int, overrides: dict | None) -> dict:

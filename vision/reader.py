@@ -7,6 +7,7 @@ hand grid keeps the parts of its wide grid it has cut, which depend on the calib
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +45,18 @@ def single_thread() -> None:
 
     On a busy machine a multi-threaded BLAS turns a 0.3 ms kernel product into tens of ms."""
     cv2.setNumThreads(1)
+    one_blas_thread()
+
+
+def one_blas_thread():
+    """The BLAS behind NumPy on one thread from now on; used as a `with` block's context, only
+    until its end. (threadpoolctl comes with scikit-learn; without it the BLAS keeps its own
+    threads and this is a context that does nothing.)"""
     try:
         from threadpoolctl import threadpool_limits
-    except ImportError:  # scikit-learn brings it; without it the BLAS keeps its own threads
-        return
-    threadpool_limits(1)
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
 
 
 def default_config() -> dict:
