@@ -906,18 +906,20 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     slots = slot_readings(p, ev)
     two = two_coloured_slots(p, ev, slots)
     crossed = first == 0 and not two and crossed_middle(p, ctx, img, z, orient, slots)
-    contested = first == 0 and not two and not crossed and bool(contested_empties(p, ev, slots))
+    empties = contested_empties(p, ev, slots)
+    contested = first == 0 and not two and not crossed and bool(empties)
     if (two or crossed or contested) and first == 0:
         across = _lone_block_across(p, ctx, img, z, orient)
         if across is not None:
             orient, ev, slots, z = across
             o_conf, two, crossed = 1.0 - o_conf, [], False
+            empties = contested_empties(p, ev, slots)
     ref = table.reference(reg0.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid, ref)
     uncertain, note = _uncertainty(p, slots, o_conf)
     for doubt in (_slots_note(two, "shows two colours: not one block"),
                   "a glyph at an end of slot 1: a block may lie across it" if crossed else "",
-                  _slots_note(contested_empties(p, ev, slots), "reads empty, but a block's colour and glyph are seen there"),
+                  _slots_note(empties, "reads empty, but a block's colour and glyph are seen there"),
                   _slots_note(empties_out_of_view(p, ctx.registration, z, orient, first, img.shape, slots),
                               "lies partly outside the camera's view")):
         if doubt:

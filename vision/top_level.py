@@ -334,7 +334,9 @@ def _ink_in_field(w: np.ndarray, dark: np.ndarray, min_px: float, contrast: floa
     if (total - ink_sum) / (vals.size - n_ink) - ink_sum / n_ink < contrast:
         return _NO_BLOBS
     # outside the field counts as dark: ink that runs into the field's edge joins it there and is left out
-    area, cent = _inner_blobs(np.where(inside, w <= t, True).view(np.uint8))
+    marked = np.ones(dark.shape, np.uint8)
+    marked[inside] = ink
+    area, cent = _inner_blobs(marked)
     return _NO_BLOBS if np.add.reduce(area) > 0.5 * vals.size else (area, cent)
 
 
