@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -402,6 +402,9 @@ class SlotEvidence:
     p_gly: np.ndarray
     # (3, h, w, 3) 8-bit Lab of the patches the colour was read from (for `two_coloured_slots`)
     labs: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # (3,) bool: the slot's glyph was read only from a crop moved off where the ink was found
+    # (`glyphs_looked_for_again`); None: none was
+    moved: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
@@ -537,7 +540,8 @@ def occupancy_with_glyph(dc: Mapping, p_occ: np.ndarray, p_col: np.ndarray, p_gl
 
 def as_read(p: Pipeline, ev: SlotEvidence) -> SlotEvidence:
     """The evidence as the slots' final reading counts it: occupancy_with_glyph's occupancy."""
-    return SlotEvidence(occupancy_with_glyph(p.cfg["decision"], ev.p_occ, ev.p_col, ev.p_gly), ev.p_col, ev.p_gly)
+    return SlotEvidence(occupancy_with_glyph(p.cfg["decision"], ev.p_occ, ev.p_col, ev.p_gly), ev.p_col, ev.p_gly,
+                        moved=ev.moved)
 
 
 def reading_evidence(ev: SlotEvidence, empty_weight: float) -> float:
@@ -581,9 +585,12 @@ def _named_surely(p: Pipeline, p_gly: np.ndarray) -> np.ndarray:
 def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
     """Each slot's block (or empty) with its confidence and top-3 candidates. A slot the
     occupancy model calls a block but where no glyph is seen (`glyph_seen`) reads empty with the
-    low confidence of a doubtful block, so the reading is flagged uncertain."""
+    low confidence of a doubtful block, so the reading is flagged uncertain. A block whose glyph
+    was read only from a moved crop (`glyphs_looked_for_again`) has its confidence times
+    decision.moved_glyph_trust."""
     ev = as_read(p, ev)
     held = blocks_held(p, ev)
+    trust = float(p.cfg["decision"].get("moved_glyph_trust", 1.0))
     slots = []
     for s in range(3):
         post = block_posterior(ev.p_col[s], ev.p_gly[s])
@@ -591,8 +598,51 @@ def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
         if not held[s]:
             slots.append(SlotReading(None, float(1 - ev.p_occ[s]), cands))
         else:
-            slots.append(SlotReading(Block.parse(post[0][0]), float(ev.p_occ[s] * post[0][1]), cands))
+            conf = float(ev.p_occ[s] * post[0][1]) * (trust if ev.moved is not None and ev.moved[s] else 1.0)
+            slots.append(SlotReading(Block.parse(post[0][0]), conf, cands))
     return tuple(slots)
+
+
+def _shift_mm(dx: float, dy: float) -> np.ndarray:
+    """A move of the crop by (dx, dy) slot mm (the `jitter` of top_level.glyph_crop)."""
+    return np.array([[1.0, 0.0, dx], [0.0, 1.0, dy], [0.0, 0.0, 1.0]])
+
+
+def glyphs_looked_for_again(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, first: int,
+                            ev: SlotEvidence) -> SlotEvidence:
+    """The final reading's blocks whose glyph is not seen, looked for again in crops moved
+    glyph.look_again_mm along and across the block (0: off).
+
+    The crop is cut round the ink the glyph search finds. Blurred, a thin Skip or Reverse can sit
+    a little off that, and the glyph model then reads no glyph: the block reads empty, doubtful.
+    Of the forty-four such blocks on 4,640 photos of sixty-two kits, the crop moved 2 mm named
+    sixteen right, eight wrong (both were read wrong as empty before), and no empty slot as a
+    block. Where one is named, its confidence is lowered (`slot_readings`), so the reading says it
+    is unsure. Only slots the occupancy model calls a block (decision.empty_below) are looked at;
+    about 0.3 slots a photo."""
+    mm = float(p.cfg["glyph"].get("look_again_mm", 0.0))
+    gm = p.models.get("glyph")
+    if mm <= 0 or gm is None:
+        return ev
+    read = as_read(p, ev)
+    want = np.flatnonzero((read.p_occ >= float(p.cfg["decision"]["empty_below"])) & ~glyph_seen(p, ev))
+    if not len(want):
+        return ev
+    moves = [_shift_mm(mm, 0.0), _shift_mm(-mm, 0.0), _shift_mm(0.0, mm), _shift_mm(0.0, -mm)]
+    reg = ctx.registration
+    feats = []
+    for s in want:
+        offset = _ink(p, reg, img, z, orient, first + int(s), ctx.memo) or (0.0, 0.0)
+        for J in moves:
+            feats.extend(tl.glyph_features_turned(p.cfg, tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + int(s),
+                                                                       jitter=J, offset=offset)))
+    P = glyph_probs(gm, np.array(feats)).reshape(len(want), len(moves), -1)
+    p_gly, moved = ev.p_gly.copy(), np.zeros(len(ev.p_gly), bool)
+    for k, s in enumerate(want):
+        best = P[k, int(np.argmax(P[k].max(axis=1)))]
+        if _named_surely(p, best[None])[0]:
+            p_gly[s], moved[s] = best, True
+    return replace(ev, p_gly=p_gly, moved=moved) if moved.any() else ev
 
 
 def _uncertainty(p: Pipeline, slots, o_conf: float | None) -> tuple[bool, str]:
@@ -903,6 +953,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         moved = shifted_face(p, ctx, img, z, orient, ev)
         if moved is not None:
             first, ev = moved
+    ev = glyphs_looked_for_again(p, ctx, img, z, orient, first, ev)
     slots = slot_readings(p, ev)
     two = two_coloured_slots(p, ev, slots)
     crossed = first == 0 and not two and crossed_middle(p, ctx, img, z, orient, slots)
