@@ -616,7 +616,7 @@ def glyphs_looked_for_again(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: 
     The crop is cut round the ink the glyph search finds. Blurred, a thin Skip or Reverse can sit
     a little off that, and the glyph model then reads no glyph: the block reads empty, doubtful.
     Of the forty-four such blocks on 4,640 photos of sixty-two kits, the crop moved 2 mm named
-    sixteen right, eight wrong (both were read wrong as empty before), and no empty slot as a
+    sixteen right and eight wrong (all read wrongly as empty before), and no empty slot as a
     block. Where one is named, its confidence is lowered (`slot_readings`), so the reading says it
     is unsure. Only slots the occupancy model calls a block (decision.empty_below) are looked at;
     about 0.3 slots a photo."""
@@ -662,7 +662,7 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
 
     orient = orientation or Tower.orientation(int(level))
     z = float(level) * float(p.tray.block_mm[2])
-    ev = slot_evidence(p, ctx, img, z, orient)
+    ev = glyphs_looked_for_again(p, ctx, img, z, orient, 0, slot_evidence(p, ctx, img, z, orient))
     slots = slot_readings(p, ev)
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
