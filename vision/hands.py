@@ -999,9 +999,11 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
     lit patch of tray the light fit missed), split in two by their log brightness (the split
     that best separates the means). The two parts are two hands when their means lie
     `tone_gap` apart (log), each holds `tone_share` of the cells and `palm_min_mm2` at least,
-    each is of skin's colour (`_skin_coloured`: not a sleeve) and each reaches the zone on its
-    own. One hand's own light and shade spreads its brightness too, but its shaded part is a
-    thin rim round the fingers, not a quarter of it.
+    each lies whole (its largest piece holds `tone_whole_share` of it: 0, any), each is of
+    skin's colour (`_skin_coloured`: not a sleeve) and each reaches the zone on its own. One
+    hand's own light and shade spreads its brightness too, but its shaded part is a thin rim
+    round the fingers, not a quarter of it, and lies in strips and specks (a fresh synthetic
+    and a fresh twin photo of one hand split so, 2026-11-28), where two hands lie side by side.
     Returns each part's (entry_deg, tip_mm), or () (`tone_gap` 0: off)."""
     gap = float(hc.get("tone_gap", 0.0))
     if gap <= 0 or m.px is None or len(idx) == 0:
@@ -1027,6 +1029,9 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
     if hi_mean[b] - lo_mean[b] < gap or min(nlo, n - nlo) < max(least, share * n):
         return ()
     dark = L <= s[b]
+    whole = float(hc.get("tone_whole_share", 0.0))
+    if whole > 0 and not all(_largest_share(m.fg.shape, idx[part]) >= whole for part in (dark, ~dark)):
+        return ()  # one hand's light and shade lie in strips and specks; two hands each lie whole
     if not all(_skin_coloured(hc, px[part]) for part in (dark, ~dark)):
         return ()  # a sleeve, a block or a stain beside one hand
     xy = m.xy.reshape(-1, 2)
@@ -1036,6 +1041,17 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
                for i in parts):
         return ()
     return tuple(_hand_look(hc, tray, xy[i], E, u) for i in parts)
+
+
+def _largest_share(shape: tuple[int, int], idx: np.ndarray) -> float:
+    """The share of the cells (flat indices into a grid of `shape`) that their largest
+    8-connected piece holds (0 for none)."""
+    if not len(idx):
+        return 0.0
+    grid = np.zeros(shape[0] * shape[1], np.uint8)
+    grid[idx] = 1
+    n, _, st, _ = cv2.connectedComponentsWithStats(grid.reshape(shape), connectivity=8)
+    return float(st[1:, cv2.CC_STAT_AREA].max()) / len(idx) if n > 1 else 0.0
 
 
 def _skin_coloured(hc: Mapping, bgr: np.ndarray) -> bool:

@@ -1,0 +1,65 @@
+"""Two hands of two skin tones that come in as one blob: told apart by their tones, each lying
+whole beside the other. One hand lit on one side and shaded on the other splits by brightness
+too, but its light and shade lie in strips (fingers, knuckles), not as two whole hands."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from tests.vision.test_hands import TRAY, _grid_with  # the all-tray 5 mm grid seen from straight above
+from vision.hands import _largest_share, arm_entries, counted_arms
+from vision.reader import default_config
+
+DARK_SKIN = (45.0, 65.0, 110.0)   # BGR
+PALE_SKIN = (150.0, 185.0, 230.0)
+TRAY_BGR = (205.0, 205.0, 205.0)  # a grey sheet: no skin tone looks like it
+
+# one blob 110 mm wide from the south edge to the tower: narrower than two arms side by side
+# (two_arm_width_mm), with no waist, so neither the width nor the palms split it
+BLOB = (-55.0, 55.0, -200.0, -43.0)
+
+
+def _arm(colour_of, whole_share: float | None = None):
+    """The one counted arm of BLOB, each cell coloured colour_of(x mm across the arm, y mm)."""
+    cfg = default_config()
+    if whole_share is not None:
+        cfg["hands"]["tone_whole_share"] = whole_share
+    m = _grid_with([BLOB])
+    cx, cy = TRAY.tower_center
+    px = np.empty(m.fg.shape + (3,), np.float32)
+    px[:] = TRAY_BGR
+    for i, j in zip(*np.nonzero(m.fg)):
+        x, y = m.xy[i, j]
+        px[i, j] = colour_of(x - cx, y - cy)
+    m = replace(m, px=px, tray_bgr=np.asarray(TRAY_BGR, np.float32))
+    arms = counted_arms(cfg["hands"], arm_entries(cfg, TRAY, m))
+    assert len(arms) == 1 and not arms[0].halves and not arms[0].palms
+    return arms[0]
+
+
+def test_a_dark_hand_beside_a_pale_one_is_two_hands():
+    arm = _arm(lambda x, y: DARK_SKIN if x < 0 else PALE_SKIN)
+    assert len(arm.tones) == 2
+    # each from its own half of the blob: the dark one west of the pale one
+    (_, dark_tip), (_, pale_tip) = arm.tones
+    assert dark_tip[0] < pale_tip[0]
+
+
+def test_one_hand_lit_in_strips_is_one_hand():
+    # the fingers' lit tops and shaded sides: 10 mm stripes along the arm, as bright apart as
+    # two skin tones
+    def striped(x, y):
+        return PALE_SKIN if int((x + 55.0) // 10.0) % 2 else DARK_SKIN
+    assert _arm(striped).tones == ()
+    # the test that tells them apart: with it off, the stripes were read as two hands
+    assert len(_arm(striped, whole_share=0.0).tones) == 2
+
+
+def test_the_largest_piece_share():
+    shape = (4, 4)
+    assert _largest_share(shape, np.array([], int)) == 0.0
+    assert _largest_share(shape, np.array([0, 1, 4, 5])) == 1.0           # one square
+    assert _largest_share(shape, np.array([0, 1, 2, 15])) == 0.75          # a run and a speck
+    assert _largest_share(shape, np.array([0, 5])) == 1.0                  # corners touch: one piece
