@@ -35,6 +35,7 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
         "two_hands_decision": sum(r["two_ok"] for r in ok) / n,
         "uncertain": sum(r["uncertain"] for r in ok) / n,
         **visible_scores(ok),
+        **tall_scores(ok),
         "median_ms": float(np.median(times) * 1000) if times else float("nan"),
         "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
     }
@@ -45,7 +46,8 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
     """Every image of a labelled kit read: one row per image (its reading against its label,
     or the error), and the seconds each read image took."""
     kit = load_kit(kit_path)
-    hidden_of = hidden_fractions(kit_path, kit)
+    truth = kit_truth(kit_path)
+    hidden_of = hidden_fractions(kit_path, kit, truth)
     rows = []
     times = []
     for name, lab in kit.labels.items():
@@ -75,22 +77,33 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
             "z_top": round(res.z_top, 1),
             "ms": round(times[-1] * 1000, 2),
         }
+        levels = truth.get(name, {}).get("levels") if isinstance(truth.get(name), dict) else None
+        if isinstance(levels, int):
+            row["levels"] = levels
         rows.append(row)
     return rows, times
 
 
-def hidden_fractions(kit_path: str | Path, kit) -> dict[str, list[float] | None]:
+def kit_truth(kit_path: str | Path) -> dict:
+    """A rendered kit's truth.json (per image: level count, hidden fractions, hands), {} for a
+    kit without one or with one that cannot be read (a table's own photos have none)."""
+    p = Path(kit_path) / "truth.json"
+    if not p.is_file():
+        return {}
+    try:
+        truth = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return truth if isinstance(truth, dict) else {}
+
+
+def hidden_fractions(kit_path: str | Path, kit, truth: dict | None = None) -> dict[str, list[float] | None]:
     """How much of each top slot hands hide, per image, where the kit says or it is plain.
 
     A synthetic kit's truth.json gives the fraction per slot; otherwise an image whose label has
-    no hand over the tower has every slot in view, and an image with hands is left out (unknown)."""
-    p = Path(kit_path) / "truth.json"
-    truth = {}
-    if p.is_file():
-        try:
-            truth = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            truth = {}
+    no hand over the tower has every slot in view, and an image with hands is left out (unknown).
+    `truth`: the kit's truth.json as `kit_truth` reads it (read here when not given)."""
+    truth = kit_truth(kit_path) if truth is None else truth
     out: dict[str, list[float] | None] = {}
     for name, lab in kit.labels.items():
         t = truth.get(name, {})
@@ -122,6 +135,19 @@ def visible_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible:
         "orientation_visible": sum(orient) / len(orient) if orient else float("nan"),
         "top_level_exact_visible": sum(whole) / len(whole) if whole else float("nan"),
     }
+
+
+MATCH_LEVELS = 15  # a match starts with the 45 blocks stacked fifteen levels high
+
+
+def tall_scores(ok_rows: list[dict], least_levels: int = MATCH_LEVELS, hidden_max: float = 0.1) -> dict:
+    """Per slot in view (`visible_outcomes`) on towers of `least_levels` levels and more, where
+    a match is played, for a kit whose truth gives each tower's level count (NaN and 0 slots
+    otherwise). Why: the kits spread the tower's height evenly from 3 to 18 levels, and the tall
+    tops, half-way to the lens and seen from aside, are where slots are missed most."""
+    tall = [r for r in ok_rows if isinstance(r.get("levels"), int) and r["levels"] >= least_levels]
+    slots, _, _ = visible_outcomes(tall, hidden_max)
+    return {"per_slot_visible_tall": sum(slots) / len(slots) if slots else float("nan"), "visible_slots_tall": len(slots)}
 
 
 def _truth(lab) -> dict:

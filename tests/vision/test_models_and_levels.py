@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from vision.evaluate import visible_scores
+from vision.evaluate import tall_scores, visible_scores
 from vision.models import load_model, train_kernel, train_linear
 from vision.reader import frame_context, load_pipeline, read_level
 from vision.tray import TrayNotFound
@@ -90,6 +90,28 @@ def test_the_acceptance_measure_leaves_out_slots_hidden_by_more_than_a_tenth():
     assert s["per_slot_visible"] == 0.5
     assert s["orientation_visible"] == 1.0
     assert np.isnan(s["top_level_exact_visible"])
+
+
+def test_tall_towers_where_a_match_is_played_are_scored_apart():
+    def row(levels, ok):
+        return {"slot_ok": ok, "orientation_ok": True, "hidden": [0.0, 0.0, 0.5], "levels": levels,
+                "truth": {"slots": ["red-1", None, "blue-2"]}}
+    rows = [row(6, [True, True, True]), row(15, [False, True, True]), row(18, [True, True, False])]
+    s = tall_scores(rows)
+    assert s["visible_slots_tall"] == 4           # two in view on each tall tower, none on the low one
+    assert s["per_slot_visible_tall"] == 0.75     # the third slot, hidden by half, does not count
+    # a kit whose truth gives no level counts (a table's own photos) has no tall score
+    none = tall_scores([dict(r, levels=None) for r in rows])
+    assert none["visible_slots_tall"] == 0 and np.isnan(none["per_slot_visible_tall"])
+
+
+def test_kit_rows_carry_each_tower_s_level_count(calibration, small_kit):
+    from vision.evaluate import kit_rows, kit_truth
+    from vision.reader import load_pipeline
+
+    rows, _ = kit_rows(load_pipeline(calibration), small_kit)
+    truth = kit_truth(small_kit)
+    assert [r["levels"] for r in rows if "error" not in r] == [truth[r["image"]]["levels"] for r in rows if "error" not in r]
 
 
 def test_a_calibration_made_by_older_vision_code_is_refused_in_words(calibration, tmp_path):
