@@ -77,7 +77,8 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
             "z_top": round(res.z_top, 1),
             "ms": round(times[-1] * 1000, 2),
         }
-        levels = truth.get(name, {}).get("levels") if isinstance(truth.get(name), dict) else None
+        t = truth.get(name)
+        levels = t.get("levels") if isinstance(t, dict) else None
         if isinstance(levels, int):
             row["levels"] = levels
         rows.append(row)
