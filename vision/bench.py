@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from vision.calibrate import calibrate_kit
-from vision.evaluate import MATCH_LEVELS, evaluate_kit, time_frames
+from vision.evaluate import MATCH_LEVELS, evaluate_kit, kit_truth, time_frames
 from vision.reader import load_pipeline, single_thread
 from vision.synthkit import SynthOptions, default_tray, write_kit
 
@@ -42,11 +42,9 @@ def default_test_kits(work: Path, n_images: int, calib: str, tray) -> list[str]:
 
 def kit_focal(kit: str) -> float | None:
     """The focal length a rendered kit's truth.json records (None for a kit without one)."""
-    path = Path(kit) / "truth.json"
     try:
-        truth = json.loads(path.read_text(encoding="utf-8"))
-        return float(next(iter(truth.values()))["f"])
-    except (OSError, ValueError, KeyError, StopIteration, TypeError):
+        return float(next(iter(kit_truth(kit).values()))["f"])
+    except (ValueError, KeyError, StopIteration, TypeError):
         return None
 
 
