@@ -426,7 +426,8 @@ def _skin_hues(lo: float, hi: float) -> np.ndarray:
 
 
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
-                  rounds: int = 2, design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  rounds: int = 2, design: np.ndarray | None = None, lit_share: float = 0.0, lit_above: float = 0.14,
+                  lit_chroma: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """(chroma, shift) of the cells of each region against the bare surface behind them, room
     light taken out (cells in no region: 0, 0).
 
@@ -451,20 +452,48 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         X = np.take(design, idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
         if len(idx) >= 90:
             Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
-            coef = np.zeros((6, 3), np.float32)
-            coef[0] = _median_rows(Df)
-            Xf64 = Df64 = None
-            for _ in range(rounds):
-                r = np.abs(Df - Xf @ coef)
-                inl = (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)  # the largest of the three under trim
-                if np.count_nonzero(inl) < 30:
-                    break
-                if Xf64 is None:  # converted once, not each round
-                    Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
-                coef = _least_squares(Xf, Df, inl, Xf64, Df64)
+            coef = _robust_surface(Df, Xf, _median_rows(Df), trim, rounds)
+            if lit_share > 0:
+                coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
             d -= X @ coef
         shift[idx], chroma[idx] = _shift_and_chroma(d)
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+
+
+def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
+    """The light surface's coefficients (6, 3) fitted to the rows of Df from a flat start
+    (`start`, (3,)): each round a least-squares fit to the rows within `trim` of the last."""
+    coef = np.zeros((6, 3), np.float32)
+    coef[0] = start
+    Xf64 = Df64 = None
+    for _ in range(rounds):
+        r = np.abs(Df - Xf @ coef)
+        inl = (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)  # the largest of the three under trim
+        if np.count_nonzero(inl) < 30:
+            break
+        if Xf64 is None:  # converted once, not each round
+            Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
+        coef = _least_squares(Xf, Df, inl, Xf64, Df64)
+    return coef
+
+
+def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, rounds: int, share: float,
+                 above: float, chroma: float) -> np.ndarray:
+    """The light surface refitted to the lit surface when a shadow covers most of it.
+
+    A shadow only darkens; the bare surface in full light is its brightest bare part. A hand's
+    shadow across most of the tray pulls the fit (which starts at the median) onto the shadow,
+    and the lit rest then reads brighter than bare tray by a sixth or more, with no change of
+    colour: a second "arm" where there is none (synthetic 9802/0026, 9502/0012). When at least
+    `share` of the cells read so (brighter by `above`, log; colour change under `chroma`), the
+    fit starts again from their median."""
+    d = Df - Xf @ coef
+    sh = d.mean(axis=1)
+    ch = np.abs(d - sh[:, None]).mean(axis=1)
+    lit = (sh > above) & (ch < chroma)
+    if np.count_nonzero(lit) < share * len(Df):
+        return coef
+    return _robust_surface(Df, Xf, _median_rows(Df[lit]), trim, rounds)
 
 
 def _shift_and_chroma(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -579,7 +608,9 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not."""
-    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), design=design)
+    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), design=design,
+                                  lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
+                                  lit_chroma=float(hc.get("lit_chroma", 0.05)))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a
     # darker cell needs a larger colour change to count. But a shadow darkens the surface
     # evenly, while a hand the tray's colour is shaded (fingers are round, the palm's edges

@@ -1,0 +1,70 @@
+"""The tray's light surface under a hand's shadow: a shadow only darkens, so the bare tray in
+full light is never read as something brighter lying on it, however much of the tray the
+shadow covers; a pale hand on a bare tray still stands out from it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vision.hands import _tray_change, colour_change
+from vision.reader import default_config
+
+TRAY_BGR = (200.0, 205.0, 210.0)
+N = 60  # a 60 x 60 grid of 5 mm cells: the tray's 300 mm
+XY = np.stack(np.meshgrid(np.arange(N) * 5.0, np.arange(N) * 5.0), axis=-1)
+ALL = np.ones((N, N), bool)
+
+
+def _tray(lit_below_row: int, shade: float = 0.6) -> np.ndarray:
+    """The bare tray with the rows above `lit_below_row` in a hand's shadow (times `shade`)."""
+    px = np.empty((N, N, 3), np.float32)
+    px[:] = TRAY_BGR
+    px[:lit_below_row] *= shade
+    return px
+
+
+def _hc(lit_share: float) -> dict:
+    hc = default_config()["hands"]
+    hc["lit_share"] = lit_share
+    return hc
+
+
+def _shift(px: np.ndarray, lit_share: float) -> np.ndarray:
+    hc = _hc(lit_share)
+    ref = np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+    _, shift = colour_change(px, ref, [ALL], XY, float(hc["fit_trim"]), lit_share=lit_share,
+                             lit_above=math.log(float(hc["bright"])), lit_chroma=float(hc["lit_chroma"]))
+    return shift
+
+
+def test_a_shadow_over_most_of_the_tray_leaves_the_lit_rest_bare():
+    px = _tray(lit_below_row=39)  # two thirds of the tray in shadow
+    shift = _shift(px, lit_share=0.3)
+    assert abs(float(np.median(shift[39:]))) < 0.02  # the lit tray: no change
+    assert float(np.median(shift[:39])) < math.log(0.7)  # the shadow: darker, as shadows are
+
+
+def test_without_the_lit_refit_the_lit_tray_read_brighter_than_bare():
+    # what the refit mends: the fit started at the shadow, and the lit tray stood out as
+    # brighter than the tray by more than `bright` allows (a second arm where there was none)
+    shift = _shift(_tray(lit_below_row=39), lit_share=0.0)
+    assert float(np.median(shift[39:])) > math.log(1.15)
+
+
+def test_the_lit_tray_is_not_counted_as_a_change():
+    px = _tray(lit_below_row=39)
+    ref = np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+    changed, _, _ = _tray_change(_hc(0.3), px, ref, [ALL], XY)
+    assert not changed[39:].any()
+    changed_before, _, _ = _tray_change(_hc(0.0), px, ref, [ALL], XY)
+    assert changed_before[39:].all()
+
+
+def test_a_pale_hand_on_the_bare_tray_still_stands_out():
+    px = _tray(lit_below_row=0)  # no shadow
+    px[20:35, 20:32] = np.asarray(TRAY_BGR, np.float32) * 1.35  # a pale hand, brighter than the tray
+    shift = _shift(px, lit_share=0.3)
+    assert float(np.median(shift[20:35, 20:32])) > math.log(1.15)  # still brighter than bare
+    assert abs(float(np.median(shift[40:]))) < 0.02  # the tray itself stays bare
