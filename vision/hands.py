@@ -462,18 +462,27 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
 
 def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
     """The light surface's coefficients (6, 3) fitted to the rows of Df from a flat start
-    (`start`, (3,)): each round a least-squares fit to the rows within `trim` of the last."""
+    (`start`, (3,)): each round a least-squares fit to the rows within `trim` of the last, for
+    up to `rounds` rounds, until the rows taken no longer change.
+
+    The flat start takes only the bare cells about as bright as the median: under a lamp's
+    fall-off or a light gradient across the tray (a quarter brighter at one side is common),
+    that is a band of the tray, and the curved surface fitted to a band bends away from the
+    rest. Each round takes in more of it. Two rounds left a far corner of the lit tray brighter
+    than the fit by a sixth, seen as an arm (synthetic 8602/0021, 9602/0023)."""
     coef = np.zeros((6, 3), np.float32)
     coef[0] = start
     Xf64 = Df64 = None
+    last = None
     for _ in range(rounds):
         r = np.abs(Df - Xf @ coef)
         inl = (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)  # the largest of the three under trim
-        if np.count_nonzero(inl) < 30:
+        if np.count_nonzero(inl) < 30 or (last is not None and np.array_equal(inl, last)):
             break
         if Xf64 is None:  # converted once, not each round
             Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
         coef = _least_squares(Xf, Df, inl, Xf64, Df64)
+        last = inl
     return coef
 
 
@@ -608,7 +617,7 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not."""
-    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), design=design,
+    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)), design=design,
                                   lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
                                   lit_chroma=float(hc.get("lit_chroma", 0.05)))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a

@@ -68,3 +68,33 @@ def test_a_pale_hand_on_the_bare_tray_still_stands_out():
     shift = _shift(px, lit_share=0.3)
     assert float(np.median(shift[20:35, 20:32])) > math.log(1.15)  # still brighter than bare
     assert abs(float(np.median(shift[40:]))) < 0.02  # the tray itself stays bare
+
+
+
+def _gradient_tray(rise: float, noise: float = 0.05, seed: int = 3) -> np.ndarray:
+    """The bare tray lit `rise` times brighter at its east edge than at its west (a lamp to the
+    east), with a grainy sensor's noise (`noise`, relative)."""
+    rng = np.random.default_rng(seed)
+    px = np.empty((N, N, 3), np.float32)
+    px[:] = TRAY_BGR
+    px *= np.exp(np.log(rise) * (XY[..., 0:1] / XY[..., 0].max())).astype(np.float32)
+    return px * (1 + rng.normal(0, noise, px.shape)).astype(np.float32)
+
+
+def _changed_cells(px: np.ndarray, rounds: int) -> int:
+    ref = np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+    hc = _hc(0.3)
+    hc["fit_rounds"] = rounds
+    changed, _, _ = _tray_change(hc, px, ref, [ALL], XY)
+    return int(np.count_nonzero(changed))
+
+
+def test_a_light_gradient_across_the_tray_is_fitted_from_end_to_end():
+    # the flat start takes only the band of tray about as bright as its median; rounds that go
+    # on until the bare cells taken no longer change fit the whole of it, so the tray lit 1.8
+    # times brighter at one edge shows no more changed cells than the sensor's noise on an
+    # evenly lit tray makes
+    grain = _changed_cells(_gradient_tray(rise=1.0), rounds=6)
+    assert _changed_cells(_gradient_tray(rise=1.8), rounds=6) <= 1.2 * grain + 5
+    # two rounds (as before) left the far end of the gradient reading changed
+    assert _changed_cells(_gradient_tray(rise=1.8), rounds=2) > 1.5 * grain + 20
