@@ -921,8 +921,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         arm = np.concatenate(owned0[j] + [e])  # its width and halves from its own cells, not the pieces'
         along = (arm - E) @ u
         near = arm[(along <= g) & (along >= -float(hc["width_depth_mm"]))]
-        if not len(near):  # an entry round the tray's corner, whose two runs lie either side of
-            near = e       # its mean along its line and none near it: its width is its edge's
+        if not len(near):  # an entry of two runs either side of its mean along its line, no
+            near = e       # cell near that mean (twin 907, entries 100 mm apart): its edge's width
         across = (near - E) @ perp
         p3, p97 = _percentiles(across, (3, 97))
         width = float(p97 - p3 + g)

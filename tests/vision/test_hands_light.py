@@ -70,7 +70,6 @@ def test_a_pale_hand_on_the_bare_tray_still_stands_out():
     assert abs(float(np.median(shift[40:]))) < 0.02  # the tray itself stays bare
 
 
-
 def _gradient_tray(rise: float, noise: float = 0.05, seed: int = 3) -> np.ndarray:
     """The bare tray lit `rise` times brighter at its east edge than at its west (a lamp to the
     east), with a grainy sensor's noise (`noise`, relative)."""
