@@ -496,9 +496,7 @@ def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, 
     colour: a second "arm" where there is none (synthetic 9802/0026, 9502/0012). When at least
     `share` of the cells read so (brighter by `above`, log; colour change under `chroma`), the
     fit starts again from their median."""
-    d = Df - Xf @ coef
-    sh = d.mean(axis=1)
-    ch = np.abs(d - sh[:, None]).mean(axis=1)
+    sh, ch = _shift_and_chroma(Df - Xf @ coef)
     lit = (sh > above) & (ch < chroma)
     if np.count_nonzero(lit) < share * len(Df):
         return coef

@@ -25,6 +25,11 @@ def _tray(lit_below_row: int, shade: float = 0.6) -> np.ndarray:
     return px
 
 
+def _bare(px: np.ndarray) -> np.ndarray:
+    """The bare tray's colour behind every cell of px."""
+    return np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+
+
 def _hc(lit_share: float) -> dict:
     hc = default_config()["hands"]
     hc["lit_share"] = lit_share
@@ -33,7 +38,7 @@ def _hc(lit_share: float) -> dict:
 
 def _shift(px: np.ndarray, lit_share: float) -> np.ndarray:
     hc = _hc(lit_share)
-    ref = np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+    ref = _bare(px)
     _, shift = colour_change(px, ref, [ALL], XY, float(hc["fit_trim"]), lit_share=lit_share,
                              lit_above=math.log(float(hc["bright"])), lit_chroma=float(hc["lit_chroma"]))
     return shift
@@ -55,7 +60,7 @@ def test_without_the_lit_refit_the_lit_tray_read_brighter_than_bare():
 
 def test_the_lit_tray_is_not_counted_as_a_change():
     px = _tray(lit_below_row=39)
-    ref = np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+    ref = _bare(px)
     changed, _, _ = _tray_change(_hc(0.3), px, ref, [ALL], XY)
     assert not changed[39:].any()
     changed_before, _, _ = _tray_change(_hc(0.0), px, ref, [ALL], XY)
@@ -81,7 +86,7 @@ def _gradient_tray(rise: float, noise: float = 0.05, seed: int = 3) -> np.ndarra
 
 
 def _changed_cells(px: np.ndarray, rounds: int) -> int:
-    ref = np.broadcast_to(np.asarray(TRAY_BGR, np.float32), px.shape).copy()
+    ref = _bare(px)
     hc = _hc(0.3)
     hc["fit_rounds"] = rounds
     changed, _, _ = _tray_change(hc, px, ref, [ALL], XY)
