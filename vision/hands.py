@@ -913,17 +913,9 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
                 tray0[j] |= on_tray
     out: list[ArmEntry] = []
     for j, ((e, _), (E, u)) in enumerate(zip(groups, lines)):
-        # the arm's width just inside where it comes in (the edge itself may be cut short by
-        # the image's border or a marker)
         perp = np.array([-u[1], u[0]])
         arm = np.concatenate(owned0[j] + [e])  # its width and halves from its own cells, not the pieces'
-        along = (arm - E) @ u
-        near = arm[(along <= g) & (along >= -float(hc["width_depth_mm"]))]
-        if not len(near):  # an entry of two runs either side of its mean along its line, no
-            near = e       # cell near that mean (twin 907, entries 100 mm apart): its edge's width
-        across = (near - E) @ perp
-        p3, p97 = _percentiles(across, (3, 97))
-        width = float(p97 - p3 + g)
+        width, across = entry_width(arm, e, E, u, g, float(hc["width_depth_mm"]))
         halves = ()
         if width >= float(hc["two_arm_width_mm"]):
             halves = _halves(hc, tray, arm, e, E, u, float(_median1(across)))
@@ -943,6 +935,23 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
                                                     near_tower))
         out.append(arm_j)
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
+
+
+def entry_width(arm: np.ndarray, e: np.ndarray, E: np.ndarray, u: np.ndarray, g: float,
+                depth: float) -> tuple[float, np.ndarray]:
+    """An arm's width just inside where it comes in (the edge itself may be cut short by the
+    image's border or a marker): the spread across its line u (3rd to 97th percentile, plus a
+    cell) of its cells `arm` (N, 2 mm) that lie from `depth` mm inside its entry E to a cell
+    `g` beyond it. Two runs merged into one entry (`same_arm_mm`) can lie either side of their
+    mean along that line with no cell near it (twin 907, entries 100 mm apart): then the width
+    is the edge cells' `e` own. Returns the width and each measured cell's offset across."""
+    along = (arm - E) @ u
+    near = arm[(along <= g) & (along >= -depth)]
+    if not len(near):
+        near = e
+    across = (near - E) @ np.array([-u[1], u[0]])
+    p3, p97 = _percentiles(across, (3, 97))
+    return float(p97 - p3 + g), across
 
 
 def _rim_side(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:

@@ -384,3 +384,23 @@ def test_two_arms_side_by_side_that_each_reach_the_tower_are_two_hands():
     # one of them stopping well short of the tower: one arm seen in two pieces, as before
     short = (-5.0, 55.0, -200.0, -150.0)
     assert len(counted_arms(hc, arm_entries(cfg, TRAY, _grid_with([left, short])))) == 1
+
+
+def test_an_entry_of_two_runs_apart_along_its_line_has_its_edge_width():
+    """Two runs merged into one entry can lie either side of their mean along the arm's line,
+    with no cell of the arm near that mean (twin 907): the width is then the edge's own, not a
+    percentile of nothing (that crashed the frame's reading)."""
+    from vision.hands import entry_width
+
+    u = np.array([1.0, 0.0])  # the line found runs along the tray's edge
+    left = np.array([[x, -200.0] for x in np.arange(-100.0, -55.0, 5.0)])
+    right = np.array([[x, -200.0] for x in np.arange(55.0, 100.0, 5.0)])
+    edge = np.concatenate([left, right])
+    arm = np.concatenate([left + (0.0, 5.0), right + (0.0, 5.0), edge])
+    width, across = entry_width(arm, edge, edge.mean(axis=0), u, 5.0, 40.0)
+    assert len(across) == len(edge)
+    assert width == pytest.approx(float(np.ptp(edge[:, 1])) + 5.0)
+    # an arm with cells near its entry is measured from those, as always
+    arm_in = np.array([[x, y] for x in np.arange(-20.0, 21.0, 5.0) for y in np.arange(-200.0, -100.0, 5.0)])
+    w2, across2 = entry_width(arm_in, arm_in[:9], np.array([0.0, -200.0]), np.array([0.0, -1.0]), 5.0, 40.0)
+    assert w2 == pytest.approx(45.0, abs=2.0) and len(across2) < len(arm_in)
