@@ -74,6 +74,10 @@ def run_bench(args: argparse.Namespace) -> int:
         if s.get("visible_slots_tall"):
             print(f"  per_slot_visible on towers of {MATCH_LEVELS} levels and more (where a match is played): "
                   f"{s['per_slot_visible_tall']:.3f} of {s['visible_slots_tall']} slots", file=sys.stderr)
+        if s.get("sure_but_wrong") == s.get("sure_but_wrong"):  # (NaN: no image's hidden fractions known)
+            unsure = f", {s['wrong_reported_unsure']:.3f} of them reported unsure" if s["wrong_visible"] else ""
+            print(f"  read wrong: {s['wrong_visible']} images{unsure}; sure but wrong {s['sure_but_wrong']:.3f} of the "
+                  f"images; right but reported unsure {s['right_reported_unsure']:.3f}", file=sys.stderr)
         print(f"  median {med:.2f} ms, p95 {p95:.2f} ms wall, median {cpu:.2f} ms CPU per 640x480 frame "
               "(target median <= 10 ms)", file=sys.stderr)
     return 0

@@ -36,6 +36,7 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
         "uncertain": sum(r["uncertain"] for r in ok) / n,
         **visible_scores(ok),
         **tall_scores(ok),
+        **doubt_scores(ok),
         "median_ms": float(np.median(times) * 1000) if times else float("nan"),
         "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
     }
@@ -135,6 +136,32 @@ def visible_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible:
         "visible_slots": len(slots),
         "orientation_visible": sum(orient) / len(orient) if orient else float("nan"),
         "top_level_exact_visible": sum(whole) / len(whole) if whole else float("nan"),
+    }
+
+
+def doubt_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible: float = 0.5) -> dict:
+    """Whether the reader says so when it is wrong: of the images whose hidden fractions are
+    known, those read wrong by the acceptance measures (a slot hands hide by at most a tenth, or
+    the orientation where some top block is mostly visible), the share reported unsure, and the
+    share of all such images read wrong but reported sure. Why: an unsure reading makes the
+    referee ask the table; a sure wrong one can make it call a foul that was not."""
+    wrong, right = [], []
+    for r in ok_rows:
+        hidden = r.get("hidden")
+        if not hidden:
+            continue
+        slots = [bool(r["slot_ok"][i]) for i in range(3) if hidden[i] <= hidden_max]
+        counts = any(h < mostly_visible and t is not None for h, t in zip(hidden, r["truth"]["slots"]))
+        if not slots and not counts:
+            continue
+        bad = not all(slots) or (counts and not r["orientation_ok"])
+        (wrong if bad else right).append(bool(r["uncertain"]))
+    n = len(wrong) + len(right)
+    return {
+        "wrong_visible": len(wrong),
+        "wrong_reported_unsure": sum(wrong) / len(wrong) if wrong else float("nan"),
+        "sure_but_wrong": (len(wrong) - sum(wrong)) / n if n else float("nan"),
+        "right_reported_unsure": sum(right) / len(right) if right else float("nan"),
     }
 
 

@@ -125,3 +125,29 @@ def test_a_calibration_made_by_older_vision_code_is_refused_in_words(calibration
     train_linear(np.column_stack([X, X, X]), y).save(old / "glyph.npz")  # 6 features: not today's glyph features
     with pytest.raises(CalibrationMissing, match="older version"):
         load_pipeline(old)
+
+
+def test_the_bench_counts_wrong_readings_the_reader_did_not_doubt():
+    """A wrong reading reported unsure makes the referee ask the table; one reported sure can
+    make it call a foul that was not: the bench counts each."""
+    from vision.evaluate import doubt_scores
+
+    def row(slot_ok, orientation_ok, uncertain, hidden=(0.0, 0.0, 0.0)):
+        return {"slot_ok": slot_ok, "orientation_ok": orientation_ok, "uncertain": uncertain,
+                "hidden": list(hidden), "truth": {"slots": ["red-1", None, "blue-2"]}}
+    rows = [
+        row([True, True, True], True, False),                     # right and sure
+        row([True, True, True], True, True),                      # right, asked about
+        row([True, False, True], True, True),                     # wrong and unsure
+        row([True, False, True], True, False),                    # wrong and sure
+        row([True, True, True], False, False, (0.0, 0.5, 0.0)),   # orientation wrong, sure
+        row([False, True, True], True, False, (0.5, 0.0, 0.0)),   # the wrong slot is hidden: right
+        dict(row([False, False, False], False, False), hidden=None),  # unknown: not counted
+    ]
+    s = doubt_scores(rows)
+    assert s["wrong_visible"] == 3
+    assert s["wrong_reported_unsure"] == pytest.approx(1 / 3)
+    assert s["sure_but_wrong"] == pytest.approx(2 / 6)
+    assert s["right_reported_unsure"] == pytest.approx(1 / 3)
+    # with nothing known, nothing is claimed
+    assert np.isnan(doubt_scores([rows[-1]])["sure_but_wrong"])
