@@ -5,9 +5,10 @@ and on one calibration that prior was a sure 4: bare tray read as a yellow 4."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import pytest
 
 from vision import top_level as tl
 from vision.reader import GLYPHS, NO_GLYPH, glyph_probs, load_pipeline
@@ -72,3 +73,39 @@ def test_calibration_learns_no_glyph_and_the_bare_tray_reads_as_none(calibration
                                                    *tl.glyph_features_turned(pipe.cfg, lone)]))
     assert g[0].max() < 0.5
     assert GLYPHS[int(g[1].argmax())] == "1" and g[1].max() > 0.5
+
+
+def _evidence(p_occ, none_share):
+    """Slot evidence whose glyph model gives each slot `none_share` to NO_GLYPH (the eight glyphs
+    share the rest evenly)."""
+    from vision.reader import SlotEvidence
+
+    p_gly = np.zeros((3, len(GLYPHS)))
+    for s, share in enumerate(none_share):
+        p_gly[s] = (1.0 - share) / len(GLYPHS)
+    return SlotEvidence(np.asarray(p_occ, float), np.full((3, 5), 0.2), p_gly)
+
+
+def test_an_empty_slot_read_as_no_glyph_at_all_is_surely_empty(calibration):
+    """Through an empty slot the level below shows crosswise, which the occupancy model calls a
+    block: the slot read empty only for want of a glyph, at one minus that. With nothing over the
+    top, a crop the glyph model reads as "no glyph" at 0.7 or more is the level below: the slot is
+    surely empty, and the reading is no longer reported unsure for it."""
+    from referee.blocks import Block
+    from referee.observations import SlotReading
+    from vision.reader import _uncertainty, empties_seen_through
+
+    pipe = load_pipeline(calibration)
+    assert pipe.cfg["decision"]["no_glyph_empty_above"] == 0.7
+    slots = (SlotReading(Block.parse("red-2"), 0.95), SlotReading(None, 0.08), SlotReading(None, 0.3))
+    ev = _evidence([0.97, 0.92, 0.7], [0.02, 0.85, 0.5])
+    assert _uncertainty(pipe, slots, 0.9)[0]
+    got = empties_seen_through(pipe, ev, slots)
+    assert got[0] == slots[0]                          # a block is left as read
+    assert got[1].block is None and got[1].confidence == pytest.approx(0.85)
+    assert got[2] == slots[2]                          # half "no glyph" is no proof: still unsure
+    assert _uncertainty(pipe, got, 0.9)[0]
+    assert not _uncertainty(pipe, got[:2] + (SlotReading(None, 0.9),), 0.9)[0]
+    # set to 1 it is off
+    off = replace(pipe, cfg={**pipe.cfg, "decision": {**pipe.cfg["decision"], "no_glyph_empty_above": 1.0}})
+    assert empties_seen_through(off, ev, slots) == slots
