@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from vision.calibrate import calibrate_kit
-from vision.evaluate import MATCH_LEVELS, evaluate_kit, kit_truth, time_frames
+from vision.evaluate import MATCH_LEVELS, evaluate_kit, json_ready, kit_truth, time_frames
 from vision.reader import load_pipeline, single_thread
 from vision.synthkit import SynthOptions, default_tray, write_kit
 
@@ -67,7 +67,7 @@ def run_bench(args: argparse.Namespace) -> int:
         med, p95, cpu = time_frames(pipe, kit)
         s["median_ms"], s["p95_ms"], s["median_cpu_ms"] = med, p95, cpu
         results[kit] = s
-        print(json.dumps({"kit": kit, **{k2: (round(v, 4) if isinstance(v, float) else v) for k2, v in s.items()}}))
+        print(json.dumps({"kit": kit, **json_ready(s, 4)}))
         for key, target in TARGETS.items():
             flag = "ok" if s[key] >= target else "BELOW TARGET"
             print(f"  {key}: {s[key]:.3f} (target {target}) {flag}", file=sys.stderr)

@@ -168,14 +168,14 @@ def _synthkit(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.evaluate import evaluate_kit
+    from vision.evaluate import evaluate_kit, json_ready
     from vision.kit import KitError
     from vision.reader import CalibrationMissing, load_pipeline
 
     cv2.setNumThreads(1)
     try:
         pipe = load_pipeline(args.calibration)
-        print(json.dumps(evaluate_kit(pipe, args.kit, args.rows)))
+        print(json.dumps(json_ready(evaluate_kit(pipe, args.kit, args.rows))))
     except (CalibrationMissing, KitError) as exc:
         return _err(str(exc))
     return 0

@@ -43,6 +43,17 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
     return summary
 
 
+def json_ready(summary: dict, digits: int | None = None) -> dict:
+    """A summary for a JSON line: NaN (a measure with nothing to score, such as the share of
+    wrong readings reported unsure when none was wrong) as null, which every JSON reader takes
+    (NaN is not JSON); floats rounded to `digits` when given."""
+    def clean(v):
+        if isinstance(v, float):
+            return None if v != v else (round(v, digits) if digits is not None else v)
+        return v
+    return {k: clean(v) for k, v in summary.items()}
+
+
 def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[float]]:
     """Every image of a labelled kit read: one row per image (its reading against its label,
     or the error), and the seconds each read image took."""

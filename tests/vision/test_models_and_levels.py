@@ -151,3 +151,27 @@ def test_the_bench_counts_wrong_readings_the_reader_did_not_doubt():
     assert s["right_reported_unsure"] == pytest.approx(1 / 3)
     # with nothing known, nothing is claimed
     assert np.isnan(doubt_scores([rows[-1]])["sure_but_wrong"])
+
+
+def test_a_measure_with_nothing_to_score_is_null_in_the_json_line():
+    """NaN is not JSON: a reader such as jq or a browser refuses the whole line."""
+    from vision.evaluate import json_ready
+
+    line = json.dumps(json_ready({"wrong_visible": 0, "wrong_reported_unsure": float("nan"), "per_slot": 0.987654}, 4))
+
+    def refuse(const):
+        raise ValueError(const)
+    got = json.loads(line, parse_constant=refuse)
+    assert got == {"wrong_visible": 0, "wrong_reported_unsure": None, "per_slot": 0.9877}
+
+
+def test_vision_evaluate_prints_strict_json(calibration, small_kit, capsys):
+    from referee.cli import main
+
+    assert main(["vision", "evaluate", str(calibration), str(small_kit)]) == 0
+    out = capsys.readouterr().out.strip()
+
+    def refuse(const):
+        raise ValueError(f"{const} in {out}")
+    summary = json.loads(out, parse_constant=refuse)
+    assert summary["images"] > 0 and "sure_but_wrong" in summary
