@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 from dataclasses import replace
@@ -74,7 +75,7 @@ def run_bench(args: argparse.Namespace) -> int:
         if s.get("visible_slots_tall"):
             print(f"  per_slot_visible on towers of {MATCH_LEVELS} levels and more (where a match is played): "
                   f"{s['per_slot_visible_tall']:.3f} of {s['visible_slots_tall']} slots", file=sys.stderr)
-        if s.get("sure_but_wrong") == s.get("sure_but_wrong"):  # (NaN: no image's hidden fractions known)
+        if not math.isnan(s["sure_but_wrong"]):  # (NaN: no image's hidden fractions known)
             unsure = f", {s['wrong_reported_unsure']:.3f} of them reported unsure" if s["wrong_visible"] else ""
             print(f"  read wrong: {s['wrong_visible']} images{unsure}; sure but wrong {s['sure_but_wrong']:.3f} of the "
                   f"images; right but reported unsure {s['right_reported_unsure']:.3f}", file=sys.stderr)

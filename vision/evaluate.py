@@ -132,11 +132,25 @@ def visible_outcomes(ok_rows: list[dict], hidden_max: float = 0.1,
     """Right or wrong, for the acceptance measures: each slot hands hide by at most a tenth; the
     orientation of each image where some top block is mostly visible; the whole top of each image
     with every slot in view. Images whose hidden fractions are unknown count in none."""
-    slots = [bool(r["slot_ok"][i]) for r in ok_rows if r.get("hidden") for i in range(3) if r["hidden"][i] <= hidden_max]
-    orient = [bool(r["orientation_ok"]) for r in ok_rows if r.get("hidden") and any(
-        h < mostly_visible and t is not None for h, t in zip(r["hidden"], r["truth"]["slots"]))]
+    slots: list[bool] = []
+    orient: list[bool] = []
+    for r in ok_rows:
+        if r.get("hidden"):
+            s, o = _judged(r, hidden_max, mostly_visible)
+            slots += s
+            orient += [] if o is None else [o]
     whole = [all(r["slot_ok"]) and r["orientation_ok"] for r in ok_rows if r.get("hidden") and max(r["hidden"]) <= hidden_max]
     return slots, orient, whole
+
+
+def _judged(r: dict, hidden_max: float, mostly_visible: float) -> tuple[list[bool], bool | None]:
+    """One row with known hidden fractions, as the acceptance measures judge it: right or wrong
+    for each slot hands hide by at most `hidden_max`, and for its orientation where some top
+    block is hidden by less than `mostly_visible` (None where the orientation does not count)."""
+    hidden = r["hidden"]
+    slots = [bool(r["slot_ok"][i]) for i in range(3) if hidden[i] <= hidden_max]
+    counts = any(h < mostly_visible and t is not None for h, t in zip(hidden, r["truth"]["slots"]))
+    return slots, (bool(r["orientation_ok"]) if counts else None)
 
 
 def visible_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible: float = 0.5) -> dict:
@@ -158,14 +172,12 @@ def doubt_scores(ok_rows: list[dict], hidden_max: float = 0.1, mostly_visible: f
     referee ask the table; a sure wrong one can make it call a foul that was not."""
     wrong, right = [], []
     for r in ok_rows:
-        hidden = r.get("hidden")
-        if not hidden:
+        if not r.get("hidden"):
             continue
-        slots = [bool(r["slot_ok"][i]) for i in range(3) if hidden[i] <= hidden_max]
-        counts = any(h < mostly_visible and t is not None for h, t in zip(hidden, r["truth"]["slots"]))
-        if not slots and not counts:
+        slots, orient = _judged(r, hidden_max, mostly_visible)
+        if not slots and orient is None:
             continue
-        bad = not all(slots) or (counts and not r["orientation_ok"])
+        bad = not all(slots) or orient is False
         (wrong if bad else right).append(bool(r["uncertain"]))
     n = len(wrong) + len(right)
     return {
