@@ -667,8 +667,7 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     slots = slot_readings(p, ev)
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
-    if not hands:
-        slots = empties_seen_through(p, ev, slots)
+    slots = empties_seen_through(p, ev, slots, hands)
     uncertain, note = _uncertainty(p, slots, None)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
@@ -970,8 +969,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
             empties = contested_empties(p, ev, slots)
     ref = table.reference(reg0.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid, ref)
-    if not hands:
-        slots = empties_seen_through(p, ev, slots)
+    slots = empties_seen_through(p, ev, slots, hands)
     uncertain, note = _uncertainty(p, slots, o_conf)
     for doubt in (_slots_note(two, "shows two colours: not one block"),
                   "a glyph at an end of slot 1: a block may lie across it" if crossed else "",
@@ -986,11 +984,12 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     return FrameResult(reading, reg, z, o_conf, first, reg0, img)
 
 
-def empties_seen_through(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> tuple[SlotReading, ...]:
+def empties_seen_through(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading],
+                         hands: Sequence = ()) -> tuple[SlotReading, ...]:
     """The empty slots the glyph model reads as no glyph at all, at decision.no_glyph_empty_above
     or more (its NO_GLYPH share), taken as surely empty: that share as their confidence when it
-    is higher. For a frame with no hand over the tower only (the callers' test: read_frame,
-    read_level).
+    is higher. Only with no hand over the tower (`hands`, the frame's HandReadings, empty):
+    otherwise the slots as read.
 
     Through an empty slot the camera sees the level below crosswise: seams and colour that the
     occupancy model calls a block (at 0.9 and more), so the slot reads empty only because no
@@ -1002,7 +1001,7 @@ def empties_seen_through(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotRead
     hand it would not hold (at 0.7, 23 hidden blocks against 15 empty slots): a hand hides the
     glyph as well."""
     th = float(p.cfg["decision"].get("no_glyph_empty_above", 1.0))
-    if th >= 1.0:
+    if th >= 1.0 or hands:
         return tuple(slots)
     none = 1.0 - ev.p_gly.sum(axis=1)  # (glyph_probs keeps NO_GLYPH's share out of the eight)
     return tuple(replace(s, confidence=float(none[i])) if s.block is None and none[i] >= th and none[i] > s.confidence

@@ -92,7 +92,7 @@ def test_an_empty_slot_read_as_no_glyph_at_all_is_surely_empty(calibration):
     top, a crop the glyph model reads as "no glyph" at 0.7 or more is the level below: the slot is
     surely empty, and the reading is no longer reported unsure for it."""
     from referee.blocks import Block
-    from referee.observations import SlotReading
+    from referee.observations import HandReading, SlotReading
     from vision.reader import _uncertainty, empties_seen_through
 
     pipe = load_pipeline(calibration)
@@ -106,6 +106,9 @@ def test_an_empty_slot_read_as_no_glyph_at_all_is_surely_empty(calibration):
     assert got[2] == slots[2]                          # half "no glyph" is no proof: still unsure
     assert _uncertainty(pipe, got, 0.9)[0]
     assert not _uncertainty(pipe, got[:2] + (SlotReading(None, 0.9),), 0.9)[0]
+    # a hand over the tower hides glyphs too: then the slots stay as read
+    hand = HandReading(side="south", tip_mm=(140.0, 60.0), confidence=0.9)
+    assert empties_seen_through(pipe, ev, slots, (hand,)) == slots
     # set to 1 it is off
     off = replace(pipe, cfg={**pipe.cfg, "decision": {**pipe.cfg["decision"], "no_glyph_empty_above": 1.0}})
     assert empties_seen_through(off, ev, slots) == slots
