@@ -383,7 +383,9 @@ def _draw_hands(img, cam: Camera, rng: np.random.Generator, tray: Tray, opt: Syn
                 sa = math.radians(first["seat"])
                 tip = first["tip"] + side * rng.uniform(55, 110) * np.array([-math.sin(sa), math.cos(sa)])
             else:
-                if k == 1 and rng.random() < 0.4:
+                # (the same draws as ever: a first hand left out, for want of a pose that leaves the
+                # tray readable, leaves nothing to overlap, and this one comes from anywhere)
+                if k == 1 and rng.random() < 0.4 and truth:
                     seat = truth[0]["from_deg"] + rng.choice([-1, 1]) * rng.uniform(8, 35)  # overlapping the first
                 else:
                     seat = rng.uniform(0, 360)
