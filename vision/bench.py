@@ -10,9 +10,10 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 
 from vision.calibrate import calibrate_kit
-from vision.evaluate import MATCH_LEVELS, evaluate_kit, json_ready, kit_truth, time_frames
+from vision.evaluate import MATCH_LEVELS, evaluate_kit, json_ready, kit_truth, summarize, time_frames
 from vision.reader import load_pipeline, single_thread
 from vision.synthkit import SynthOptions, default_tray, write_kit
 
@@ -30,14 +31,14 @@ def calib_options(base: SynthOptions) -> SynthOptions:
     return replace(base, light_range=(0.75, 1.15), blur_max=1.0, noise_max=5.0, tilt_deg=8.0, skin_tones=(2, 3, 4, 5))
 
 
-def default_test_kits(work: Path, n_images: int, calib: str, tray) -> list[str]:
+def default_test_kits(work: Path, n_images: int, calib: str, tray, seed_offset: int = 0) -> list[str]:
     """Two unseen kits: one from another table's camera, and one from the calibration kit's own
     camera (its focal length), as a table calibrated from its own photos plays: the second
     measures the light, blur, pose and skin tones the calibration never saw without a camera
-    change on top."""
-    other = write_kit(work / "unseen-kit", n_images, seed=202, opt=unseen_options(SynthOptions()), tray=tray)
-    same = write_kit(work / "unseen-same-camera-kit", n_images, seed=404, opt=unseen_options(SynthOptions()), tray=tray,
-                     focal=kit_focal(calib))
+    change on top. `seed_offset`: added to their seeds (202, 404), for another family's."""
+    other = write_kit(work / "unseen-kit", n_images, seed=202 + seed_offset, opt=unseen_options(SynthOptions()), tray=tray)
+    same = write_kit(work / "unseen-same-camera-kit", n_images, seed=404 + seed_offset, opt=unseen_options(SynthOptions()),
+                     tray=tray, focal=kit_focal(calib))
     return [str(other), str(same)]
 
 
@@ -54,31 +55,55 @@ def run_bench(args: argparse.Namespace) -> int:
     work = Path(args.work or tempfile.mkdtemp(prefix="stacko-bench-vision-"))
     work.mkdir(parents=True, exist_ok=True)
     tray = default_tray()
-    calib = args.calib_kit
-    if not calib:
-        calib = str(write_kit(work / "calib-kit", args.images, seed=101, opt=calib_options(SynthOptions()), tray=tray))
-    tests = list(args.test_kit) or default_test_kits(work, args.images, calib, tray)
-    print(f"calibrating on {calib}", file=sys.stderr)
-    calibrate_kit(calib, work / "calibration", log=lambda m: print("  " + m, file=sys.stderr))
-    pipe = load_pipeline(work / "calibration")
-    results = {}
-    for k, kit in enumerate(tests):
-        rows = f"{args.rows}.{k}" if args.rows and len(tests) > 1 else args.rows
-        s = evaluate_kit(pipe, kit, rows)
-        med, p95, cpu = time_frames(pipe, kit)
-        s["median_ms"], s["p95_ms"], s["median_cpu_ms"] = med, p95, cpu
-        results[kit] = s
-        print(json.dumps({"kit": kit, **json_ready(s, 4)}))
-        for key, target in TARGETS.items():
-            flag = "ok" if s[key] >= target else "BELOW TARGET"
-            print(f"  {key}: {s[key]:.3f} (target {target}) {flag}", file=sys.stderr)
-        if s.get("visible_slots_tall"):
-            print(f"  per_slot_visible on towers of {MATCH_LEVELS} levels and more (where a match is played): "
-                  f"{s['per_slot_visible_tall']:.3f} of {s['visible_slots_tall']} slots", file=sys.stderr)
-        if not math.isnan(s["sure_but_wrong"]):  # (NaN: no image's hidden fractions known)
-            unsure = f", {s['wrong_reported_unsure']:.3f} of them reported unsure" if s["wrong_visible"] else ""
-            print(f"  read wrong: {s['wrong_visible']} images{unsure}; sure but wrong {s['sure_but_wrong']:.3f} of the "
-                  f"images; right but reported unsure {s['right_reported_unsure']:.3f}", file=sys.stderr)
+    families = max(1, int(getattr(args, "families", 1) or 1))
+    if families > 1 and (args.calib_kit or args.test_kit):
+        print("--families draws its own kits: leave out --calib-kit and --test-kit", file=sys.stderr)
+        return 2
+    rows: list[dict] = []
+    medians: list[float] = []
+    for f in range(families):
+        offset = 1000 * f  # family 1 is the bench's usual kits (seeds 101, 202, 404); then 1101, 1202, 1404...
+        home = work if families == 1 else work / f"family-{f + 1}"
+        home.mkdir(parents=True, exist_ok=True)
+        calib = args.calib_kit
+        if not calib:
+            calib = str(write_kit(home / "calib-kit", args.images, seed=101 + offset, opt=calib_options(SynthOptions()),
+                                  tray=tray))
+        tests = list(args.test_kit) or default_test_kits(home, args.images, calib, tray, offset)
+        print(f"calibrating on {calib}", file=sys.stderr)
+        calibrate_kit(calib, home / "calibration", log=lambda m: print("  " + m, file=sys.stderr))
+        pipe = load_pipeline(home / "calibration")
+        for k, kit in enumerate(tests):
+            out = f"{args.rows}.{f + 1}.{k}" if args.rows and families > 1 else (
+                f"{args.rows}.{k}" if args.rows and len(tests) > 1 else args.rows)
+            s = evaluate_kit(pipe, kit, out, keep=rows)
+            med, p95, cpu = time_frames(pipe, kit)
+            s["median_ms"], s["p95_ms"], s["median_cpu_ms"] = med, p95, cpu
+            medians.append(med)
+            print(json.dumps({"kit": kit, **json_ready(s, 4)}))
+            _report(s, med, p95, cpu)
+    if families > 1:
+        total = {**summarize(rows), "kits": len(medians), "median_ms_of_kits": float(np.median(medians))}
+        print(json.dumps({"kit": f"all {len(medians)} kits of {families} families", **json_ready(total, 4)}))
+        print(f"all {len(medians)} kits of {families} families ({total['images']} images):", file=sys.stderr)
+        _report(total, total["median_ms_of_kits"], None, None)
+    return 0
+
+
+def _report(s: dict, med: float, p95: float | None, cpu: float | None) -> None:
+    """One kit's (or the families') measures against the targets, for a reader."""
+    for key, target in TARGETS.items():
+        flag = "ok" if s[key] >= target else "BELOW TARGET"
+        print(f"  {key}: {s[key]:.3f} (target {target}) {flag}", file=sys.stderr)
+    if s.get("visible_slots_tall"):
+        print(f"  per_slot_visible on towers of {MATCH_LEVELS} levels and more (where a match is played): "
+              f"{s['per_slot_visible_tall']:.3f} of {s['visible_slots_tall']} slots", file=sys.stderr)
+    if not math.isnan(s["sure_but_wrong"]):  # (NaN: no image's hidden fractions known)
+        unsure = f", {s['wrong_reported_unsure']:.3f} of them reported unsure" if s["wrong_visible"] else ""
+        print(f"  read wrong: {s['wrong_visible']} images{unsure}; sure but wrong {s['sure_but_wrong']:.3f} of the "
+              f"images; right but reported unsure {s['right_reported_unsure']:.3f}", file=sys.stderr)
+    if p95 is None:
+        print(f"  median of the kits' median frame times {med:.2f} ms (target median <= 10 ms)", file=sys.stderr)
+    else:
         print(f"  median {med:.2f} ms, p95 {p95:.2f} ms wall, median {cpu:.2f} ms CPU per 640x480 frame "
               "(target median <= 10 ms)", file=sys.stderr)
-    return 0

@@ -58,6 +58,9 @@ def register(groups) -> None:
     p.add_argument("--images", type=int, default=60, help="images per generated kit")
     p.add_argument("--work", default=None, help="folder for generated kits and the calibration (default: a temp folder)")
     p.add_argument("--rows", default=None, help="write per-image results (JSON lines) here")
+    p.add_argument("--families", type=int, default=1,
+                   help="kit families to draw, each a calibration kit and two unseen kits (seeds 101/202/404, "
+                        "then 1101/1202/1404, ...); with more than one, all their kits are also scored as one")
 
 
 def _err(msg: str) -> int:

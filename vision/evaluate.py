@@ -18,14 +18,27 @@ from vision.reader import Pipeline, read_frame, single_thread
 from vision.tray import TrayNotFound
 
 
-def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | None = None) -> dict:
-    """Score a pipeline on a labelled kit; optionally write one JSON line per image."""
+def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | None = None,
+                 keep: list[dict] | None = None) -> dict:
+    """Score a pipeline on a labelled kit; optionally write one JSON line per image, and add the
+    rows to `keep` (a caller scoring several kits as one: `summarize` them)."""
     rows, times = kit_rows(pipe, kit_path)
     if rows_out:
         Path(rows_out).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    if keep is not None:
+        keep.extend(rows)
+    return {
+        **summarize(rows),
+        "median_ms": float(np.median(times) * 1000) if times else float("nan"),
+        "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
+    }
+
+
+def summarize(rows: list[dict]) -> dict:
+    """The accuracy measures of kit rows (`kit_rows`; error rows count as images, not scored)."""
     ok = [r for r in rows if "error" not in r]
     n = max(1, len(ok))
-    summary = {
+    return {
         "images": len(rows),
         "errors": len(rows) - len(ok),
         "top_level_exact": sum(all(r["slot_ok"]) and r["orientation_ok"] for r in ok) / n,
@@ -37,10 +50,7 @@ def evaluate_kit(pipe: Pipeline, kit_path: str | Path, rows_out: str | Path | No
         **visible_scores(ok),
         **tall_scores(ok),
         **doubt_scores(ok),
-        "median_ms": float(np.median(times) * 1000) if times else float("nan"),
-        "p95_ms": float(np.percentile(times, 95) * 1000) if times else float("nan"),
     }
-    return summary
 
 
 def json_ready(summary: dict, digits: int | None = None) -> dict:

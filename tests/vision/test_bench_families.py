@@ -1,0 +1,27 @@
+"""`stacko bench vision --families N`: N fresh families of kits, and all their kits scored as one."""
+
+from __future__ import annotations
+
+import json
+
+from referee.cli import main
+
+
+def test_two_families_give_four_kits_and_their_sum(tmp_path, capsys):
+    code = main(["bench", "vision", "--images", "8", "--families", "2", "--work", str(tmp_path)])
+    assert code == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    kits, total = lines[:-1], lines[-1]
+    assert len(kits) == 4 and total["kits"] == 4
+    assert (tmp_path / "family-1" / "calibration").is_dir() and (tmp_path / "family-2" / "calibration").is_dir()
+    # the families' kits are drawn from different seeds, and the sum counts every image once
+    assert total["images"] == sum(k["images"] for k in kits) == 32
+    assert total["visible_slots"] == sum(k["visible_slots"] for k in kits)
+    assert total["wrong_visible"] == sum(k["wrong_visible"] for k in kits)
+    labels = [json.loads((tmp_path / f"family-{f}" / "unseen-kit" / "labels.json").read_text()) for f in (1, 2)]
+    assert labels[0] != labels[1]
+
+
+def test_families_refuse_kits_given_by_hand(tmp_path, capsys):
+    assert main(["bench", "vision", "--families", "2", "--test-kit", str(tmp_path), "--work", str(tmp_path)]) == 2
+    assert "--families" in capsys.readouterr().err
