@@ -74,9 +74,8 @@ def run_bench(args: argparse.Namespace) -> int:
         calibrate_kit(calib, home / "calibration", log=lambda m: print("  " + m, file=sys.stderr))
         pipe = load_pipeline(home / "calibration")
         for k, kit in enumerate(tests):
-            out = f"{args.rows}.{f + 1}.{k}" if args.rows and families > 1 else (
-                f"{args.rows}.{k}" if args.rows and len(tests) > 1 else args.rows)
-            s = evaluate_kit(pipe, kit, out, keep=rows)
+            suffix = f".{f + 1}.{k}" if families > 1 else (f".{k}" if len(tests) > 1 else "")
+            s = evaluate_kit(pipe, kit, f"{args.rows}{suffix}" if args.rows else None, keep=rows)
             med, p95, cpu = time_frames(pipe, kit)
             s["median_ms"], s["p95_ms"], s["median_cpu_ms"] = med, p95, cpu
             medians.append(med)
