@@ -55,7 +55,7 @@ def run_bench(args: argparse.Namespace) -> int:
     work = Path(args.work or tempfile.mkdtemp(prefix="stacko-bench-vision-"))
     work.mkdir(parents=True, exist_ok=True)
     tray = default_tray()
-    families = max(1, int(getattr(args, "families", 1) or 1))
+    families = max(1, args.families)
     if families > 1 and (args.calib_kit or args.test_kit):
         print("--families draws its own kits: leave out --calib-kit and --test-kit", file=sys.stderr)
         return 2
