@@ -15,6 +15,7 @@ import numpy as np
 from vision.calibrate import calibrate_kit
 from vision.evaluate import MATCH_LEVELS, evaluate_kit, json_ready, kit_truth, summarize, time_frames
 from vision.reader import load_pipeline, single_thread
+from vision.stage_clock import stage_line
 from vision.synthkit import SynthOptions, default_tray, write_kit
 
 TARGETS = {"per_slot_visible": 0.99, "orientation_visible": 1.0, "two_hands_decision": 0.97, "hands_exact": 0.90}
@@ -61,6 +62,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return 2
     rows: list[dict] = []
     medians: list[float] = []
+    stages: list[dict[str, float]] = []
     for f in range(families):
         offset = 1000 * f  # family 1 is the bench's usual kits (seeds 101, 202, 404); then 1101, 1202, 1404...
         home = work if families == 1 else work / f"family-{f + 1}"
@@ -76,13 +78,15 @@ def run_bench(args: argparse.Namespace) -> int:
         for k, kit in enumerate(tests):
             suffix = f".{f + 1}.{k}" if families > 1 else (f".{k}" if len(tests) > 1 else "")
             s = evaluate_kit(pipe, kit, f"{args.rows}{suffix}" if args.rows else None, keep=rows)
-            med, p95, cpu = time_frames(pipe, kit)
-            s["median_ms"], s["p95_ms"], s["median_cpu_ms"] = med, p95, cpu
-            medians.append(med)
+            ft = time_frames(pipe, kit)
+            s["median_ms"], s["p95_ms"], s["median_cpu_ms"], s["stage_ms"] = ft.median_ms, ft.p95_ms, ft.median_cpu_ms, ft.stage_ms
+            medians.append(ft.median_ms)
+            stages.append(ft.stage_ms)
             print(json.dumps({"kit": kit, **json_ready(s, 4)}))
-            _report(s, med, p95, cpu)
+            _report(s, ft.median_ms, ft.p95_ms, ft.median_cpu_ms)
     if families > 1:
-        total = {**summarize(rows), "kits": len(medians), "median_ms_of_kits": float(np.median(medians))}
+        total = {**summarize(rows), "kits": len(medians), "median_ms_of_kits": float(np.median(medians)),
+                 "stage_ms": {k: float(np.mean([st[k] for st in stages])) for k in stages[0]}}
         print(json.dumps({"kit": f"all {len(medians)} kits of {families} families", **json_ready(total, 4)}))
         print(f"all {len(medians)} kits of {families} families ({total['images']} images):", file=sys.stderr)
         _report(total, total["median_ms_of_kits"], None, None)
@@ -101,6 +105,8 @@ def _report(s: dict, med: float, p95: float | None, cpu: float | None) -> None:
         unsure = f", {s['wrong_reported_unsure']:.3f} of them reported unsure" if s["wrong_visible"] else ""
         print(f"  read wrong: {s['wrong_visible']} images{unsure}; sure but wrong {s['sure_but_wrong']:.3f} of the "
               f"images; right but reported unsure {s['right_reported_unsure']:.3f}", file=sys.stderr)
+    if s.get("stage_ms"):
+        print(f"  by stage: {stage_line(s['stage_ms'])}", file=sys.stderr)
     if p95 is None:
         print(f"  median of the kits' median frame times {med:.2f} ms (target median <= 10 ms)", file=sys.stderr)
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -15,6 +16,7 @@ import numpy as np
 
 from vision.kit import load_kit
 from vision.reader import Pipeline, read_frame, single_thread
+from vision.stage_clock import REGISTRATION, StageClock
 from vision.tray import TrayNotFound
 
 
@@ -56,10 +58,12 @@ def summarize(rows: list[dict]) -> dict:
 def json_ready(summary: dict, digits: int | None = None) -> dict:
     """A summary for a JSON line: NaN (a measure with nothing to score, such as the share of
     wrong readings reported unsure when none was wrong) as null, which every JSON reader takes
-    (NaN is not JSON); floats rounded to `digits` when given."""
+    (NaN is not JSON); floats rounded to `digits` when given, within a nested dict too."""
     def clean(v):
         if isinstance(v, float):
             return None if v != v else (round(v, digits) if digits is not None else v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
         return v
     return {k: clean(v) for k, v in summary.items()}
 
@@ -215,9 +219,20 @@ def _truth(lab) -> dict:
     return {"orientation": lab.orientation, "slots": [b.name if b else None for b in lab.slots], "hands": lab.hands}
 
 
-def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> tuple[float, float, float]:
-    """Median and p95 wall ms per frame at 640x480 (frames resized to that size), one OpenCV
-    thread, and the median CPU ms (what one free core would take when the machine is shared)."""
+@dataclass(frozen=True)
+class FrameTimes:
+    """A kit's frames timed: median and p95 wall ms, the median CPU ms (what one free core would
+    take when the machine is shared), and each stage's mean ms per frame (stage_clock)."""
+
+    median_ms: float
+    p95_ms: float
+    median_cpu_ms: float
+    stage_ms: dict[str, float]
+
+
+def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> FrameTimes:
+    """The kit's frames read at 640x480 (resized to that size), one OpenCV thread, `repeats`
+    times over. A frame whose tray is not found is timed as far as it went (its registration)."""
     single_thread()
     kit = load_kit(kit_path)
     frames = []
@@ -226,13 +241,15 @@ def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> tuple
         if img is not None:
             frames.append(cv2.resize(img, (640, 480), interpolation=cv2.INTER_AREA) if img.shape[:2] != (480, 640) else img)
     times, cpu = [], []
+    clock = StageClock()
     for _ in range(repeats):
         for img in frames:
             t0, c0 = time.perf_counter(), time.process_time()
             try:
-                read_frame(pipe, img)
+                read_frame(pipe, img, clock=clock)
             except (TrayNotFound, ValueError):
-                pass
+                clock.lap(REGISTRATION)  # (it stopped in frame_context: no lap since the frame's start)
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
-    return float(np.median(times) * 1000), float(np.percentile(times, 95) * 1000), float(np.median(cpu) * 1000)
+    return FrameTimes(float(np.median(times) * 1000), float(np.percentile(times, 95) * 1000),
+                      float(np.median(cpu) * 1000), clock.mean_ms())

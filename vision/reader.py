@@ -26,6 +26,7 @@ from vision.hands import find_hands, hand_grid
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
 from vision.models import LinearModel, load_model
+from vision.stage_clock import CHECKS, HANDS, HEIGHT, REGISTRATION, RETRIES, TOP, StageClock
 from vision.table_memory import TableMemory
 from vision.tray import Registration, TrayNotFound, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
 
@@ -918,7 +919,7 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
 
 
 def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1,
-               table: TableMemory | None = None) -> FrameResult:
+               table: TableMemory | None = None, clock: StageClock | None = None) -> FrameResult:
     """Read one BGR frame. Raises TrayNotFound when the tray's markers cannot be seen.
 
     A top read with no block at all is no top: when the first height's reading finds no block
@@ -933,13 +934,22 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     (_lone_block_across); one that stays doubtful, and an empty slot that is contested or partly
     out of view, is reported unsure with a note saying why. The frame is straightened through
     the lens first (`straighten`); the result's `image` is the frame as read. `table`: the
-    table as play has shown it (`table_memory`; the caller teaches it), for the hands."""
+    table as play has shown it (`table_memory`; the caller teaches it), for the hands. `clock`:
+    lapped at each stage's end (the bench's breakdown of a frame's time, `stage_clock`)."""
+    if clock:
+        clock.start()
     img = straighten(p, img)
     ctx = frame_context(p, img)
+    if clock:
+        clock.lap(REGISTRATION)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
     z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
     ctx = FrameContext(reg, tray_bgr, gains, ctx.memo)
+    if clock:
+        clock.lap(HEIGHT)
     orient, ev, o_conf = read_top(p, ctx, img, z)
+    if clock:
+        clock.lap(TOP)
     if cs is not None and not reads_a_block(p, ev):
         found = _top_with_a_block(p, img, reg0, ctx, cs, z)
         if found is not None:
@@ -950,6 +960,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         if found is not None:
             z, ctx, (orient, ev, o_conf) = found
             reg = ctx.registration
+    if clock:
+        clock.lap(RETRIES)
     first = 0
     if p.cfg["decision"].get("slot_shift_check", False):
         moved = shifted_face(p, ctx, img, z, orient, ev)
@@ -967,8 +979,12 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
             orient, ev, slots, z = across
             o_conf, two, crossed = 1.0 - o_conf, [], False
             empties = contested_empties(p, ev, slots)
+    if clock:
+        clock.lap(CHECKS)
     ref = table.reference(reg0.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid, ref)
+    if clock:
+        clock.lap(HANDS)
     slots = empties_seen_through(p, ev, slots, hands)
     uncertain, note = _uncertainty(p, slots, o_conf)
     for doubt in (_slots_note(two, "shows two colours: not one block"),
@@ -981,6 +997,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
         uncertain, note = True, _with_note(note, "no block seen on the top")
     reading = TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note)
+    if clock:
+        clock.lap(CHECKS)
     return FrameResult(reading, reg, z, o_conf, first, reg0, img)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from referee.cli import main
+from vision.stage_clock import STAGES
 
 
 def test_two_families_give_four_kits_and_their_sum(tmp_path, capsys):
@@ -18,6 +19,10 @@ def test_two_families_give_four_kits_and_their_sum(tmp_path, capsys):
     assert total["images"] == sum(k["images"] for k in kits) == 32
     assert total["visible_slots"] == sum(k["visible_slots"] for k in kits)
     assert total["wrong_visible"] == sum(k["wrong_visible"] for k in kits)
+    # each kit's frame time split by stage, and the families' mean of those
+    for line in kits + [total]:
+        assert set(line["stage_ms"]) == set(STAGES) and all(v >= 0 for v in line["stage_ms"].values())
+        assert line["stage_ms"]["hands"] > 0
     labels = [json.loads((tmp_path / f"family-{f}" / "unseen-kit" / "labels.json").read_text()) for f in (1, 2)]
     assert labels[0] != labels[1]
 

@@ -1,0 +1,40 @@
+"""Where a frame's time goes: read_frame laps a stage clock at each stage's end, so the bench can
+say which stage to work on, and a reading with a clock is the same reading."""
+
+from __future__ import annotations
+
+import time
+
+import cv2
+
+from vision.kit import load_kit
+from vision.reader import load_pipeline, read_frame
+from vision.stage_clock import CHECKS, HANDS, HEIGHT, REGISTRATION, STAGES, TOP, StageClock, stage_line
+
+
+def test_a_lap_goes_to_the_stage_named_and_the_means_are_per_frame():
+    clock = StageClock()
+    for _ in range(2):
+        clock.start()
+        time.sleep(0.002)
+        clock.lap(HANDS)
+    means = clock.mean_ms()
+    assert clock.frames == 2
+    assert means[HANDS] >= 2.0  # each frame slept 2 ms in it
+    assert all(means[s] == 0.0 for s in STAGES if s != HANDS)
+    assert stage_line(means).startswith(f"{HANDS} ")  # the largest first
+
+
+def test_a_frame_read_with_a_clock_is_the_same_reading_and_every_stage_is_timed(calibration, small_kit):
+    pipe = load_pipeline(calibration)
+    kit = load_kit(small_kit)
+    img = cv2.imread(str(kit.image_path(next(iter(kit.labels)))))
+    clock = StageClock()
+    t0 = time.perf_counter()
+    timed = read_frame(pipe, img, clock=clock)
+    wall = time.perf_counter() - t0
+    assert timed.reading == read_frame(pipe, img).reading
+    assert clock.frames == 1
+    for stage in (REGISTRATION, HEIGHT, TOP, CHECKS, HANDS):
+        assert clock.seconds[stage] > 0, stage
+    assert sum(clock.seconds.values()) <= wall  # the laps split the frame's time, they add none
