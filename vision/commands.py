@@ -97,6 +97,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _identify(args: argparse.Namespace) -> int:
     import cv2
 
+    from vision.frame_errors import UnreadableFrame
     from vision.reader import CalibrationMissing, load_pipeline, read_frame
     from vision.tray import TrayNotFound
 
@@ -125,15 +126,26 @@ def _identify(args: argparse.Namespace) -> int:
                     })
             except TrayNotFound as exc:
                 out = {"image": path, "error": str(exc)}
-            except ValueError as exc:
+            except UnreadableFrame as exc:
                 out = {"image": path, "error": f"cannot read the image: {exc}"}
+            except Exception as exc:  # a fault in the reader: this image's line says so, the rest are read
+                out = {"image": path, "error": reader_fault(exc)}
+                print(f"warning: {path}: {out['error']}", file=sys.stderr)
         print(json.dumps(out), flush=True)
     return 0
+
+
+def reader_fault(exc: BaseException) -> str:
+    """The error line's words for a fault in the reader itself (not the image's): one image
+    must not stop a batch, and the fault must be reported, not hidden."""
+    return (f"the reader failed on this image ({type(exc).__name__}: {exc}); the other images are read. "
+            "Please report it with the image")
 
 
 def _overlay(args: argparse.Namespace) -> int:
     import cv2
 
+    from vision.frame_errors import UnreadableFrame
     from vision.overlay import draw_overlay, overlay_sheet
     from vision.reader import CalibrationMissing, load_pipeline, read_frame
     from vision.tray import TrayNotFound
@@ -150,8 +162,10 @@ def _overlay(args: argparse.Namespace) -> int:
             continue
         try:
             tiles.append(draw_overlay(pipe, img, read_frame(pipe, img)))
-        except (TrayNotFound, ValueError) as exc:
+        except (TrayNotFound, UnreadableFrame) as exc:
             print(f"{path}: {exc}, left out", file=sys.stderr)
+        except Exception as exc:  # a fault in the reader or the drawing: the others are drawn
+            print(f"{path}: {reader_fault(exc)}; left out", file=sys.stderr)
     if not tiles:
         return _err("none of the images could be read, so nothing was drawn")
     if not cv2.imwrite(str(args.out), overlay_sheet(tiles, args.columns)):

@@ -14,9 +14,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.frame_errors import UnreadableFrame
 from vision.kit import load_kit
 from vision.reader import Pipeline, read_frame, single_thread
-from vision.stage_clock import REGISTRATION, StageClock
+from vision.stage_clock import REGISTRATION, STOPPED, StageClock
 from vision.tray import TrayNotFound
 
 
@@ -84,8 +85,11 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
         t0 = time.perf_counter()
         try:
             res = read_frame(pipe, img)
-        except (TrayNotFound, ValueError) as exc:
+        except (TrayNotFound, UnreadableFrame) as exc:
             rows.append({"image": name, "error": str(exc), "truth": _truth(lab)})
+            continue
+        except Exception as exc:  # a fault in the reader: counted as this image's error, the kit goes on
+            rows.append({"image": name, "error": f"reader fault: {type(exc).__name__}: {exc}", "truth": _truth(lab)})
             continue
         times.append(time.perf_counter() - t0)
         r = res.reading
@@ -232,7 +236,8 @@ class FrameTimes:
 
 def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> FrameTimes:
     """The kit's frames read at 640x480 (resized to that size), one OpenCV thread, `repeats`
-    times over. A frame whose tray is not found is timed as far as it went (its registration)."""
+    times over. A frame whose tray is not found is timed as far as it went (its registration),
+    and one stopped by a fault in the reader too (stage_clock.STOPPED, after its last lap)."""
     single_thread()
     kit = load_kit(kit_path)
     frames = []
@@ -247,8 +252,10 @@ def time_frames(pipe: Pipeline, kit_path: str | Path, repeats: int = 3) -> Frame
             t0, c0 = time.perf_counter(), time.process_time()
             try:
                 read_frame(pipe, img, clock=clock)
-            except (TrayNotFound, ValueError):
+            except (TrayNotFound, UnreadableFrame):
                 clock.lap(REGISTRATION)  # (it stopped in frame_context: no lap since the frame's start)
+            except Exception:  # a fault in the reader (kit_rows reports it as the image's error)
+                clock.lap(STOPPED)
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
     return FrameTimes(float(np.median(times) * 1000), float(np.percentile(times, 95) * 1000),

@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import cv2
 import numpy as np
 
+from vision.frame_errors import UnreadableFrame
 from vision.geometry import intrinsics
 
 # calibrateCamera's coefficient order is (k1, k2, p1, p2, k3): only k1 and k2 are learnt (the
@@ -95,10 +96,10 @@ class Lens:
     def straighten(self, img: np.ndarray) -> np.ndarray:
         """The frame as a pinhole camera with the same focal length would see it. A frame of
         another shape than the calibration's is another sensor mode, whose lens is not known:
-        ValueError."""
+        UnreadableFrame (a ValueError)."""
         h, w = img.shape[:2]
         if abs(w * self.height - h * self.width) > max(w, h):
-            raise ValueError(f"the frame is {w}x{h} but the camera was calibrated at {self.width}x{self.height}: "
+            raise UnreadableFrame(f"the frame is {w}x{h} but the camera was calibrated at {self.width}x{self.height}: "
                              "set the camera to that shape or calibrate again")
         maps = self._maps.get((w, h))
         if maps is None:  # made once per size: the remap itself is the per-frame cost

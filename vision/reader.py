@@ -23,6 +23,7 @@ from vision import plane_height
 from vision import top_level as tl
 from vision.background import TrayBackground
 from vision.hands import find_hands, hand_grid
+from vision.frame_errors import UnreadableFrame
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
 from vision.models import LinearModel, load_model
@@ -358,15 +359,15 @@ def has_colour(img: np.ndarray, step: int = 8, least: int = 4) -> bool:
 
 
 def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
-    """Register the tray and measure the light. Raises ValueError for a frame that is not a
-    colour image (or one without colour, `has_colour`) and TrayNotFound when the markers cannot
-    be seen."""
+    """Register the tray and measure the light. Raises UnreadableFrame (a ValueError) for a
+    frame that is not a colour image (or one without colour, `has_colour`) and TrayNotFound when
+    the markers cannot be seen."""
     if img is None or not isinstance(img, np.ndarray) or img.ndim != 3 or img.shape[2] != 3:
-        raise ValueError("the frame is not a colour image")
+        raise UnreadableFrame("the frame is not a colour image")
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     reg = register(p.cfg, p.tray, gray, p.detector)
     if not has_colour(img):
-        raise ValueError(NO_COLOUR)
+        raise UnreadableFrame(NO_COLOUR)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img, p.tray_points)
     return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr), {})
 

@@ -17,6 +17,7 @@ RETRIES = "other heights and focal lengths"
 CHECKS = "checks"
 HANDS = "hands"
 STAGES = (REGISTRATION, HEIGHT, TOP, RETRIES, CHECKS, HANDS)  # in read_frame's order
+STOPPED = "frames stopped by a fault"  # (only when one was: from its last lap to the fault)
 
 
 @dataclass

@@ -93,3 +93,50 @@ def test_a_photo_five_times_the_kits_size_reads_as_the_photo_itself(calibration,
     assert calibrated_size(pipe, img) is img
     pipe.cfg["camera"]["shrink_from"] = 0.0  # off: read at its own size
     assert read_frame(pipe, big).image.shape == big.shape
+
+
+def test_a_fault_in_the_reader_is_that_images_error_and_the_rest_are_read(calibration, small_kit, capsys, monkeypatch):
+    """One image that trips a bug in the reader must not cost the batch its other images: its
+    line says the reader failed (and asks for a report), and the next image is read."""
+    import vision.reader
+
+    real = vision.reader.read_frame
+    calls = []
+
+    def faulty_first(pipe, img, *args, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            raise IndexError("index 3 is out of bounds")
+        return real(pipe, img, *args, **kw)
+
+    monkeypatch.setattr(vision.reader, "read_frame", faulty_first)
+    images = [str(p) for p in sorted((small_kit / "images").iterdir())[:2]]
+    code = main(["vision", "identify", str(calibration), *images])
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.strip().splitlines()]
+    assert code == 0
+    assert [l["image"] for l in lines] == images
+    assert "reader failed" in lines[0]["error"] and "IndexError" in lines[0]["error"]
+    assert "error" not in lines[1] and len(lines[1]["slots"]) == 3
+    assert images[0] in captured.err and "reader failed" in captured.err  # and said where a person sees it
+
+
+def test_a_fault_in_the_reader_is_an_error_row_of_the_kit_and_the_kit_goes_on(calibration, small_kit, monkeypatch):
+    import vision.evaluate
+
+    real = vision.evaluate.read_frame
+    calls = []
+
+    def faulty_first(pipe, img, *args, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            raise np.linalg.LinAlgError("singular matrix")
+        return real(pipe, img, *args, **kw)
+
+    monkeypatch.setattr(vision.evaluate, "read_frame", faulty_first)
+    from vision.reader import load_pipeline
+
+    # (LinAlgError is a ValueError: not to be taken for the image's own fault)
+    rows, _ = vision.evaluate.kit_rows(load_pipeline(calibration), small_kit)
+    assert "reader fault" in rows[0]["error"] and "LinAlgError" in rows[0]["error"]
+    assert all("error" not in r for r in rows[1:])

@@ -38,3 +38,22 @@ def test_a_frame_read_with_a_clock_is_the_same_reading_and_every_stage_is_timed(
     for stage in (REGISTRATION, HEIGHT, TOP, CHECKS, HANDS):
         assert clock.seconds[stage] > 0, stage
     assert sum(clock.seconds.values()) <= wall  # the laps split the frame's time, they add none
+
+
+def test_a_frame_stopped_by_a_fault_is_timed_as_far_as_it_went(calibration, small_kit, monkeypatch):
+    import vision.evaluate
+    from vision.stage_clock import STOPPED
+
+    real = vision.evaluate.read_frame
+
+    def fails_after_the_height(pipe, img, *args, clock=None, **kw):
+        clock.start()
+        clock.lap(REGISTRATION)
+        raise IndexError("a fault in the reader")
+
+    monkeypatch.setattr(vision.evaluate, "read_frame", fails_after_the_height)
+    times = vision.evaluate.time_frames(load_pipeline(calibration), small_kit, repeats=1)
+    assert STOPPED in times.stage_ms and times.stage_ms[STOPPED] >= 0
+    assert times.median_ms > 0
+    monkeypatch.setattr(vision.evaluate, "read_frame", real)
+    assert STOPPED not in vision.evaluate.time_frames(load_pipeline(calibration), small_kit, repeats=1).stage_ms
