@@ -448,17 +448,27 @@ def two_coloured_slots(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReadin
     held = [s for s, r in enumerate(slots) if r.block is not None]
     if not held:
         return []
+    pc = end_colours(p, ev, held)
+    return [s for k, s in enumerate(held) if two_colours_sureness(pc[k, 0], pc[k, 1], sure) > 0]
+
+
+def end_colours(p: Pipeline, ev: SlotEvidence, which: Sequence[int]) -> np.ndarray:
+    """The colour model's probabilities (len(which), 2, 5) of each listed slot's two ends
+    (decision.end_mm of each), from the patches its colour was read from (`ev.labs`)."""
     w = ev.labs.shape[2]
-    e = max(2, int(round(w * float(dc.get("end_mm", 18.0)) / float(p.tray.block_mm[0]))))
-    ends = np.stack([end for s in held for end in (ev.labs[s][:, :e], ev.labs[s][:, -e:])])
-    pc = _class_probs(p.models["color"], pf.color_features(ends), COLOR_CLASSES)
-    out = []
-    for k, s in enumerate(held):
-        a, b = pc[2 * k], pc[2 * k + 1]
-        ia, ib = int(np.argmax(a)), int(np.argmax(b))
-        if ia != ib and a[ia] >= sure and b[ib] >= sure and COLOR_CLASSES[ia] != "wild" and COLOR_CLASSES[ib] != "wild":
-            out.append(s)
-    return out
+    e = max(2, int(round(w * float(p.cfg["decision"].get("end_mm", 18.0)) / float(p.tray.block_mm[0]))))
+    ends = np.stack([end for s in which for end in (ev.labs[s][:, :e], ev.labs[s][:, -e:])])
+    return _class_probs(p.models["color"], pf.color_features(ends), COLOR_CLASSES).reshape(len(which), 2, -1)
+
+
+def two_colours_sureness(pa: np.ndarray, pb: np.ndarray, sure: float) -> float:
+    """How surely two ends are two different block colours: the lesser of their likeliest
+    colours' probabilities when those differ, both reach `sure` and neither is a Wild (whose
+    white reads as no colour); else 0."""
+    ia, ib = int(np.argmax(pa)), int(np.argmax(pb))
+    if ia == ib or pa[ia] < sure or pb[ib] < sure or "wild" in (COLOR_CLASSES[ia], COLOR_CLASSES[ib]):
+        return 0.0
+    return float(min(pa[ia], pb[ib]))
 
 
 def crossed_middle(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
@@ -1018,13 +1028,30 @@ def empties_seen_through(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotRead
     readings under `uncertain_below` on slots in view in frames with no hand read, 100 empty
     slots had a NO_GLYPH share of 0.7 or more, and no block did (at 0.6: 128 and 1). Under a
     hand it would not hold (at 0.7, 23 hidden blocks against 15 empty slots): a hand hides the
-    glyph as well."""
-    th = float(p.cfg["decision"].get("no_glyph_empty_above", 1.0))
-    if th >= 1.0 or hands:
+    glyph as well.
+
+    An empty slot still under `uncertain_below` whose two ends are surely two different block
+    colours (`two_colours_sureness` at decision.empty_two_colours_sure) is surely empty too, at
+    that sureness: a block is one colour from end to end, while through an empty slot the level
+    below shows three blocks across it, the ends two of them. On the 62 kits (frames with no
+    hand read) this took 34 right readings out of "unsure" at 0.8 (26 at 0.9, 43 at 0.6) and
+    made no wrong one sure at any of these; the middle third as a third place to compare took
+    48, but made one wrong reading sure (a block's middle is its white glyph field)."""
+    dc = p.cfg["decision"]
+    th = float(dc.get("no_glyph_empty_above", 1.0))
+    sure2 = float(dc.get("empty_two_colours_sure", 0.0))
+    if hands or (th >= 1.0 and sure2 <= 0):
         return tuple(slots)
     none = 1.0 - ev.p_gly.sum(axis=1)  # (glyph_probs keeps NO_GLYPH's share out of the eight)
-    return tuple(replace(s, confidence=float(none[i])) if s.block is None and none[i] >= th and none[i] > s.confidence
-                 else s for i, s in enumerate(slots))
+    conf = [float(none[i]) if s.block is None and th < 1.0 and none[i] >= th and none[i] > s.confidence
+            else s.confidence for i, s in enumerate(slots)]
+    low = float(dc["uncertain_below"])
+    doubtful = [i for i, s in enumerate(slots) if s.block is None and conf[i] < low]
+    if sure2 > 0 and doubtful and ev.labs is not None and p.models.get("color") is not None:
+        pc = end_colours(p, ev, doubtful)
+        for k, i in enumerate(doubtful):
+            conf[i] = max(conf[i], two_colours_sureness(pc[k, 0], pc[k, 1], sure2))
+    return tuple(replace(s, confidence=conf[i]) if conf[i] != s.confidence else s for i, s in enumerate(slots))
 
 
 def _with_note(note: str, more: str) -> str:

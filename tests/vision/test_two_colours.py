@@ -92,3 +92,64 @@ def test_a_whole_block_is_one_colour_and_half_of_two_blocks_is_two(calibration, 
     mixed = np.concatenate([red[:, :half], blue[:, half:]], axis=1)  # a red end and a blue end
     ev2 = reader.SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, np.stack([red, mixed, yellow]))
     assert two_coloured_slots(pipe, ev2, slots) == [1]
+
+
+class _FixedColours:
+    """A stand-in colour model: each feature row gets the probabilities it is given, in order."""
+
+    def __init__(self, rows):
+        self.classes = reader.COLOR_CLASSES
+        self.rows = np.asarray(rows, float)
+
+    def proba(self, X):
+        return self.rows[: len(X)]
+
+
+def _colour(**p) -> list[float]:
+    rest = (1.0 - sum(p.values())) / (len(reader.COLOR_CLASSES) - len(p))
+    return [p.get(c, rest) for c in reader.COLOR_CLASSES]
+
+
+def _empties_read(pipe, end_rows, hands=()):
+    """empties_seen_through on a top of a block and two doubtful empty slots, whose ends the
+    colour model reads as `end_rows` (slot 1's two ends, then slot 2's)."""
+    from dataclasses import replace
+
+    from referee.blocks import Block
+    from referee.observations import SlotReading
+
+    pipe = replace(pipe, models={**pipe.models, "color": _FixedColours(end_rows)})
+    slots = (SlotReading(Block.parse("red-2"), 0.95), SlotReading(None, 0.3), SlotReading(None, 0.3))
+    p_gly = np.full((3, len(reader.GLYPHS)), 0.6 / len(reader.GLYPHS))  # "no glyph" at 0.4: that alone proves nothing
+    ev = reader.SlotEvidence(np.array([0.97, 0.7, 0.7]), np.full((3, 5), 0.2), p_gly,
+                             labs=np.zeros((3, 25, 75, 3), np.uint8))
+    return slots, reader.empties_seen_through(pipe, ev, slots, hands)
+
+
+def test_an_empty_slot_whose_ends_are_two_colours_is_surely_empty(calibration):
+    """Through an empty slot the level below shows three blocks across it: its two ends are two
+    of them, often two colours. A block is one colour end to end, so such a slot is surely empty,
+    and the reading need not ask the table about it."""
+    pipe = load_pipeline(calibration)
+    assert pipe.cfg["decision"]["empty_two_colours_sure"] == 0.8
+    slots, got = _empties_read(pipe, [_colour(red=0.95), _colour(blue=0.92), _colour(green=0.97), _colour(green=0.95)])
+    assert got[0] == slots[0]
+    assert got[1].block is None and got[1].confidence == pytest.approx(0.92)  # the lesser of the two
+    assert got[2] == slots[2]  # one colour at both ends: it could be a block, still doubtful
+    assert not reader._uncertainty(pipe, got[:2] + (reader.SlotReading(None, 0.9),), 0.9)[0]
+
+
+def test_an_unsure_colour_a_wild_end_or_a_hand_leaves_the_empty_slot_doubtful(calibration):
+    from referee.observations import HandReading
+
+    pipe = load_pipeline(calibration)
+    unsure = [_colour(red=0.95), _colour(blue=0.7)] * 2
+    slots, got = _empties_read(pipe, unsure)
+    assert got == slots
+    wild_end = [_colour(red=0.95), _colour(wild=0.95)] * 2  # a Wild's white reads as no colour
+    assert _empties_read(pipe, wild_end)[1] == slots
+    two = [_colour(red=0.95), _colour(blue=0.95)] * 2
+    hand = HandReading(side="south", tip_mm=(140.0, 60.0), confidence=0.9)
+    assert _empties_read(pipe, two, (hand,))[1] == slots  # a hand can show a colour of its own
+    pipe.cfg["decision"]["empty_two_colours_sure"] = 0.0  # off
+    assert _empties_read(pipe, two)[1] == slots
