@@ -97,7 +97,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _identify(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.frame_errors import UnreadableFrame
+    from vision.frame_errors import UnreadableFrame, reader_fault
     from vision.reader import CalibrationMissing, load_pipeline, read_frame
     from vision.tray import TrayNotFound
 
@@ -135,17 +135,10 @@ def _identify(args: argparse.Namespace) -> int:
     return 0
 
 
-def reader_fault(exc: BaseException) -> str:
-    """The error line's words for a fault in the reader itself (not the image's): one image
-    must not stop a batch, and the fault must be reported, not hidden."""
-    return (f"the reader failed on this image ({type(exc).__name__}: {exc}); the other images are read. "
-            "Please report it with the image")
-
-
 def _overlay(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.frame_errors import UnreadableFrame
+    from vision.frame_errors import UnreadableFrame, reader_fault
     from vision.overlay import draw_overlay, overlay_sheet
     from vision.reader import CalibrationMissing, load_pipeline, read_frame
     from vision.tray import TrayNotFound

@@ -14,7 +14,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.frame_errors import UnreadableFrame
+from vision.frame_errors import UnreadableFrame, reader_fault
 from vision.kit import load_kit
 from vision.reader import Pipeline, read_frame, single_thread
 from vision.stage_clock import REGISTRATION, STOPPED, StageClock
@@ -89,7 +89,7 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
             rows.append({"image": name, "error": str(exc), "truth": _truth(lab)})
             continue
         except Exception as exc:  # a fault in the reader: counted as this image's error, the kit goes on
-            rows.append({"image": name, "error": f"reader fault: {type(exc).__name__}: {exc}", "truth": _truth(lab)})
+            rows.append({"image": name, "error": reader_fault(exc), "truth": _truth(lab)})
             continue
         times.append(time.perf_counter() - t0)
         r = res.reading

@@ -22,8 +22,8 @@ from vision import patch_features as pf
 from vision import plane_height
 from vision import top_level as tl
 from vision.background import TrayBackground
-from vision.hands import find_hands, hand_grid
 from vision.frame_errors import UnreadableFrame
+from vision.hands import find_hands, hand_grid
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
 from vision.models import LinearModel, load_model

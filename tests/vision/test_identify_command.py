@@ -138,5 +138,5 @@ def test_a_fault_in_the_reader_is_an_error_row_of_the_kit_and_the_kit_goes_on(ca
 
     # (LinAlgError is a ValueError: not to be taken for the image's own fault)
     rows, _ = vision.evaluate.kit_rows(load_pipeline(calibration), small_kit)
-    assert "reader fault" in rows[0]["error"] and "LinAlgError" in rows[0]["error"]
+    assert "reader failed" in rows[0]["error"] and "LinAlgError" in rows[0]["error"]
     assert all("error" not in r for r in rows[1:])

@@ -57,3 +57,11 @@ def test_a_frame_stopped_by_a_fault_is_timed_as_far_as_it_went(calibration, smal
     assert times.median_ms > 0
     monkeypatch.setattr(vision.evaluate, "read_frame", real)
     assert STOPPED not in vision.evaluate.time_frames(load_pipeline(calibration), small_kit, repeats=1).stage_ms
+
+
+def test_the_families_mean_counts_a_stage_one_kit_lacks_as_nothing():
+    from vision.bench import mean_stages
+    from vision.stage_clock import STOPPED
+
+    got = mean_stages([{HANDS: 2.0, STOPPED: 1.0}, {HANDS: 4.0}])
+    assert got == {HANDS: 3.0, STOPPED: 0.5}
