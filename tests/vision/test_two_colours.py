@@ -153,3 +153,23 @@ def test_an_unsure_colour_a_wild_end_or_a_hand_leaves_the_empty_slot_doubtful(ca
     assert _empties_read(pipe, two, (hand,))[1] == slots  # a hand can show a colour of its own
     pipe.cfg["decision"]["empty_two_colours_sure"] = 0.0  # off
     assert _empties_read(pipe, two)[1] == slots
+
+
+def test_a_top_read_across_in_clear_view_is_as_sure_as_its_reading(calibration):
+    """Read across, the first orientation's evidence is evidence spent: with no hand over the
+    tower the orientation is as sure as the reading across (its least slot), not one minus the
+    first orientation's. Under a hand doubt stays (on the 62 kits 15 of 34 such tops were wrong)."""
+    from referee.blocks import Block
+    from referee.observations import HandReading, SlotReading
+
+    pipe = load_pipeline(calibration)
+    assert pipe.cfg["decision"]["across_clear_sure"] is True
+    lone = (SlotReading(Block.parse("red-1"), 0.97), SlotReading(None, 0.9), SlotReading(None, 0.95))
+    assert reader.across_in_clear_view(pipe, lone, (), 0.05) == pytest.approx(0.9)
+    assert not reader._uncertainty(pipe, lone, reader.across_in_clear_view(pipe, lone, (), 0.05))[0]
+    hand = HandReading(side="south", tip_mm=(140.0, 60.0), confidence=0.9)
+    assert reader.across_in_clear_view(pipe, lone, (hand,), 0.05) == 0.05
+    doubtful = lone[:2] + (SlotReading(None, 0.02),)
+    assert reader.across_in_clear_view(pipe, doubtful, (), 0.05) == 0.05  # never lower than it was
+    pipe.cfg["decision"]["across_clear_sure"] = False
+    assert reader.across_in_clear_view(pipe, lone, (), 0.05) == 0.05
