@@ -46,12 +46,12 @@ def test_a_frame_stopped_by_a_fault_is_timed_as_far_as_it_went(calibration, smal
 
     real = vision.evaluate.read_frame
 
-    def fails_after_the_height(pipe, img, *args, clock=None, **kw):
+    def fails_after_registering(pipe, img, *args, clock=None, **kw):
         clock.start()
         clock.lap(REGISTRATION)
         raise IndexError("a fault in the reader")
 
-    monkeypatch.setattr(vision.evaluate, "read_frame", fails_after_the_height)
+    monkeypatch.setattr(vision.evaluate, "read_frame", fails_after_registering)
     times = vision.evaluate.time_frames(load_pipeline(calibration), small_kit, repeats=1)
     assert STOPPED in times.stage_ms and times.stage_ms[STOPPED] >= 0
     assert times.median_ms > 0
