@@ -8,6 +8,7 @@ hand grid keeps the parts of its wide grid it has cut, which depend on the calib
 from __future__ import annotations
 
 import contextlib
+import math
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from vision import plane_height
 from vision import top_level as tl
 from vision.background import TrayBackground
 from vision.frame_errors import UnreadableFrame
+from vision.geometry import Camera
 from vision.hands import find_hands, hand_grid
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
@@ -792,6 +794,48 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     return None
 
 
+def recentred_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, first: int,
+                   ev: SlotEvidence) -> tuple[FrameContext, SlotEvidence] | None:
+    """The face moved onto its blocks' glyphs, when that finds a block the face found missed.
+
+    A block's glyph lies at its centre, so the mean of where the glyph search found the ink of
+    the blocks read (`_ink`, slot mm) is how far the face lies off its blocks. The height and
+    focal search line a tall top seen from aside up to within a few mm, but some faces lie a
+    third of a block off (synthetic 9903/0012: a clear green 2 read empty, its slot's box half
+    on the level below's ends). When that mean is decision.recentre_mm or more, a slot where a
+    block is missing shows ink, and the face moved by it (the camera moved the other way: the
+    tray plane is not read here) holds decision.recentre_min_gain blocks more and reads better
+    by decision.recentre_gain (`reading_evidence`), the moved face is read. Returns (the moved
+    face's context, its evidence) or None. decision.recentre_mm 0: off."""
+    dc = p.cfg["decision"]
+    th = float(dc.get("recentre_mm", 0.0))
+    gain = int(dc.get("recentre_min_gain", 0))
+    held = blocks_held(p, ev)
+    if th <= 0 or not held.any() or held.sum() + gain > 3:
+        return None
+    reg = ctx.registration
+    inks = [_ink(p, reg, img, z, orient, first + s, ctx.memo) for s in range(3)]  # (read already: memo)
+    if gain > 0 and all(inks[s] is None for s in np.flatnonzero(~held)):
+        return None  # no ink where a block is missing: no block to find
+    offs = [inks[s] for s in np.flatnonzero(held) if inks[s] is not None]
+    if not offs:
+        return None
+    da, db = np.mean(np.array(offs, np.float64), axis=0)
+    if math.hypot(da, db) < th:
+        return None
+    d = np.array([da, -db, 0.0]) if orient == "x" else np.array([db, da, 0.0])  # slot mm -> tray mm (slot_frame)
+    cam = reg.camera
+    moved = Camera(cam.K, cam.rvec, np.asarray(cam.tvec, np.float64).reshape(3) + cam.R @ d)
+    ctx2 = FrameContext(replace(reg, camera=moved), ctx.tray_bgr, ctx.gains, ctx.memo)
+    ev2 = slot_evidence(p, ctx2, img, z, orient, first)
+    if blocks_held(p, ev2).sum() < held.sum() + gain:
+        return None
+    w = float(dc.get("orientation_empty_weight", 1.0))
+    if reading_evidence(as_read(p, ev2), w) <= reading_evidence(as_read(p, ev), w) + float(dc.get("recentre_gain", 0.0)):
+        return None
+    return ctx2, ev2
+
+
 def bare_tray_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, position: int,
                  held: np.ndarray) -> bool:
     """Whether the place of a slot just past an end of the face at height z (`position` -1 or 3)
@@ -939,7 +983,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     orientations, and the first reading that finds a block is kept. Most such frames had the
     tower's base outline or a lower level win over a top whose outline hands cover. Last, with
     decision.slot_shift_check, a face found one slot off the top is read one slot over
-    (shifted_face). A reading that cannot be one level's blocks (a slot of two colours, a glyph
+    (shifted_face), and a face a few mm off its blocks that misses one is moved onto their
+    glyphs (recentred_face). A reading that cannot be one level's blocks (a slot of two colours, a glyph
     at an end of the middle block, a slot read empty where a block's colour and glyph are read
     well: contested_empties) is read across, at its height or one level up
     (_lone_block_across); one that stays doubtful, and an empty slot that is contested or partly
@@ -978,6 +1023,10 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         moved = shifted_face(p, ctx, img, z, orient, ev)
         if moved is not None:
             first, ev = moved
+    again = recentred_face(p, ctx, img, z, orient, first, ev)
+    if again is not None:
+        ctx, ev = again
+        reg = ctx.registration
     ev = glyphs_looked_for_again(p, ctx, img, z, orient, first, ev)
     slots = slot_readings(p, ev)
     two = two_coloured_slots(p, ev, slots)
