@@ -832,13 +832,21 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         if stats[k, cv2.CC_STAT_AREA] < min_area:
             continue
         i, pts = blob(k)
+        gap, least = int(hc["merge_gap_cells"]), float(hc["min_entry_mm"]) / g
         at = edge[i]
-        from_edge = at.any()
-        if not from_edge:
-            at = rim[i]
-        if not at.any():
+        from_edge = bool(at.any())
+        mine = _entry_runs(at, i, pts, lab.shape, gap, least) if from_edge else []
+        if not mine:
+            # a blob that does not reach the edge, or touches it by less than an entry's width (a
+            # hand at the image's border, the table band there cut off): an arm over the tray's
+            # rim. Past such a touch only on the tray's side of the rim: a blob on the table comes
+            # in over the table's outer edge
+            at_rim = rim[i] & ~table[i] if from_edge else rim[i]
+            if at_rim.any():
+                mine = _entry_runs(at_rim, i, pts, lab.shape, gap, least)
+                from_edge = from_edge and not mine
+        if not mine and not (from_edge and unfed is not None and unfed[i].any()):
             continue  # not connected to an arm from outside (tower sides, stray blocks, noise)
-        mine = _entry_runs(at, i, pts, lab.shape, int(hc["merge_gap_cells"]), float(hc["min_entry_mm"]) / g)
         if from_edge and unfed is not None and unfed[i].any():
             # an arm's width crossing the rim far from where the blob's other arms come in
             apart = float(hc["rim_apart_mm"])
