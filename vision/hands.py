@@ -3,7 +3,8 @@
 A hand near the tower always belongs to an arm that crosses the edge of the visible tray (a player
 sits round the table, half a metre away). So the tray around the tower (and a band of table,
 wider on the side away from the camera when a tall tower's hands show further out there,
-`_band_window`) is rectified at hand height onto a small grid (a few mm a cell), every cell compared with the bare tray behind it
+`_band_window`) is rectified at hand height onto a small grid (a few mm a cell; on a grainy frame each cell the
+mean of the pixels round it, `_cell_means`), every cell compared with the bare tray behind it
 (colour and brightness; a shadow only darkens the tray and keeps its chromaticity), the tower's
 own silhouette and the markers masked out (and the tower's painted sides seen beyond that
 silhouette, `_tower_body`, and blobs that are an even shadow throughout, `_even_shadows`), and
@@ -39,7 +40,7 @@ import numpy as np
 from referee.observations import HandReading
 from vision.kit import Tray
 from vision.table_memory import TableReference
-from vision.tray import Registration, h_inverse
+from vision.tray import Registration, frame_grain, h_inverse
 
 SIDES = ("east", "north", "west", "south")
 _K3 = np.ones((3, 3), np.uint8)
@@ -314,7 +315,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     size = (n, G.rows or n)  # columns, rows
     M = reg.H @ A  # cell (on the tray plane) -> image px
     M = M / M[2, 2]
-    warped8 = cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+    warped8 = cv2.warpPerspective(_cell_means(hc, img), M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                   borderMode=cv2.BORDER_REPLICATE)
     warped = warped8.astype(np.float32)
     in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
@@ -373,6 +374,26 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
     return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None,
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
+
+
+def _cell_means(hc: Mapping, img: np.ndarray) -> np.ndarray:
+    """The frame the grid's cells are sampled from: on a grainy frame (`frame_grain` of every
+    32nd row at `mean_above_grain` or more) each pixel the mean of the `cell_mean_px` square
+    round it, else the frame itself.
+
+    A cell (5 mm, some 5-7 px) is one bilinear sample of four pixels. On a grainy sensor their
+    scatter sets how far a cell must stand out (`noise_k` times its region's median change), and
+    a dark hand on a dark table stood out by less (synthetic 8603/0062: a few specks for a hand).
+    A box the size of a cell cuts the grain some five times and keeps a hand's extent. Clean
+    frames (the twin's renders) are left as they are: their fine shading finds fingers the tray's
+    colour (`_ruffled`), and averaging them changed as many counts for the worse as the better."""
+    k = int(hc.get("cell_mean_px", 1))
+    least = float(hc.get("mean_above_grain", 0.0))
+    if k <= 1:
+        return img
+    if least > 0 and frame_grain(cv2.cvtColor(np.ascontiguousarray(img[::32]), cv2.COLOR_BGR2GRAY)) < least:
+        return img
+    return cv2.blur(img, (k, k))
 
 
 def _even_shadows(hc: Mapping, fg: np.ndarray, shady: np.ndarray) -> np.ndarray:

@@ -188,6 +188,16 @@ def _looks_like_a_marker(crop: np.ndarray, quad_mm: np.ndarray, H: np.ndarray, a
     return dark_share[0] <= dark <= dark_share[1]
 
 
+_SECOND_DIFFERENCE = np.array([[1, -2, 1]], np.float32)
+
+
+def frame_grain(rows: np.ndarray) -> float:
+    """How grainy a frame is, from some of its rows (8-bit grey): the share of their pixels whose
+    second difference along the row is 6 grey levels or more (edges are a small share of them)."""
+    d = cv2.filter2D(rows, cv2.CV_16S, _SECOND_DIFFERENCE)
+    return float(np.count_nonzero((d >= 6) | (d <= -6))) / max(1, d.size)
+
+
 def _detect_all(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> list[tuple[np.ndarray, int]]:
     corners, ids, _ = detector.detectMarkers(gray)
     if ids is None:
@@ -216,8 +226,6 @@ class _CropSearch:
     detector on the whole frame, and so does a clean frame (`grain` under `noise`): the whole
     frame's cost grows with the sensor's grain (every speck the adaptive threshold makes is an
     outline the detector follows), and on a clean frame it costs less than the search."""
-
-    _SECOND_DIFFERENCE = np.array([[1, -2, 1]], np.float32)
 
     def __init__(self, detector: cv2.aruco.ArucoDetector, noise: float = 0.0):
         self.noise = float(noise)
@@ -291,10 +299,8 @@ class _CropSearch:
         return {i: got[i].astype(np.float64) for i in ids}
 
     def grain(self, gray: np.ndarray) -> float:
-        """How grainy the frame is: the share of pixels along every 32nd row whose second
-        difference along the row is 6 grey levels or more (edges are a small share of them)."""
-        d = cv2.filter2D(gray[::32], cv2.CV_16S, self._SECOND_DIFFERENCE)
-        return float(np.count_nonzero((d >= 6) | (d <= -6))) / max(1, d.size)
+        """How grainy the frame is (`frame_grain` of every 32nd row)."""
+        return frame_grain(gray[::32])
 
     def _in_crop(self, gray: np.ndarray, quad: np.ndarray, margin: float, limits: tuple[int, int], i: int,
                  missing: bool = False):
