@@ -386,7 +386,7 @@ def _cell_means(hc: Mapping, img: np.ndarray) -> np.ndarray:
     a dark hand on a dark table stood out by less (synthetic 8603/0062: a few specks for a hand).
     A box the size of a cell cuts the grain some five times and keeps a hand's extent. Clean
     frames (the twin's renders) are left as they are: their fine shading finds fingers the tray's
-    colour (`_ruffled`), and averaging them changed as many counts for the worse as the better."""
+    colour (`_ruffled`), and averaged they read worse on the whole."""
     k = int(hc.get("cell_mean_px", 1))
     least = float(hc.get("mean_above_grain", 0.0))
     if k <= 1:
@@ -849,11 +849,11 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     unfed = _unfed_rim(hc, m, ec)
     runs: list[tuple[np.ndarray, set[int]]] = []  # (edge cells, blobs they belong to)
     rim_runs: list[np.ndarray] = []  # the entries found at the rim alone
+    gap, least = int(hc["merge_gap_cells"]), float(hc["min_entry_mm"]) / g
     for k in range(1, ncomp):
         if stats[k, cv2.CC_STAT_AREA] < min_area:
             continue
         i, pts = blob(k)
-        gap, least = int(hc["merge_gap_cells"]), float(hc["min_entry_mm"]) / g
         at = edge[i]
         from_edge = bool(at.any())
         mine = _entry_runs(at, i, pts, lab.shape, gap, least) if from_edge else []

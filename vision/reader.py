@@ -8,8 +8,8 @@ hand grid keeps the parts of its wide grid it has cut, which depend on the calib
 from __future__ import annotations
 
 import contextlib
-import math
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
