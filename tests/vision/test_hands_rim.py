@@ -95,14 +95,14 @@ def test_two_hands_side_by_side_from_one_wide_arm_only_when_no_other_arm_is_over
     assert not splits_in_two(hc, narrow, counted=1)
 
 
-def _image_border_at_the_south_rim(m: HandMask, notch: tuple[float, float, float, float]) -> HandMask:
-    """The grid with the image's border along the south rim's outer side (no table seen there),
-    and reaching into the rim at `notch` (x0, x1, y0, y1 mm from the centre): a border that cuts
-    the rim at a slant comes within a cell or two of the tray sheet somewhere."""
+def _image_border(m: HandMask, south_of: float, notch: tuple[float, float, float, float]) -> HandMask:
+    """The grid with the image's border south of `south_of` mm from the centre (no table seen
+    there), and reaching in at `notch` (x0, x1, y0, y1 mm from the centre): a border that cuts
+    the grid at a slant comes within a cell or two of what lies inside somewhere."""
     cx, cy = TRAY.tower_center
     x, y = m.xy[..., 0] - cx, m.xy[..., 1] - cy
     x0, x1, y0, y1 = notch
-    outside = m.outside | (y < -RIM) | ((x >= x0) & (x < x1) & (y >= y0) & (y < y1))
+    outside = m.outside | (y < south_of) | ((x >= x0) & (x < x1) & (y >= y0) & (y < y1))
     return HandMask(m.fg & ~outside, m.known & ~outside, m.tower, outside, m.table & ~outside, m.xy, m.z,
                     m.cell_mm, m.rim & ~outside)
 
@@ -114,20 +114,15 @@ SOUTH_HAND = (-30.0, 30.0, -131.0, -60.0)
 def test_an_arm_crossing_the_rim_where_the_image_border_cuts_the_table_off_comes_in_there():
     # the image's border reaches into the rim beside the arm's corner: the arm touches "the edge"
     # by a cell or two, less than any arm's width, and still comes in over the rim
-    m = _image_border_at_the_south_rim(_table_grid([SOUTH_HAND], []), (-45.0, -35.0, -140.0, -130.0))
+    m = _image_border(_table_grid([SOUTH_HAND], []), -RIM, (-45.0, -35.0, -140.0, -130.0))
     arms = _counted(m)
     assert len(arms) == 1 and arms[0].direction[1] < -0.9  # it comes in from the south
     # with the border clear of the sheet it came in over the rim all along
-    assert len(_counted(_image_border_at_the_south_rim(_table_grid([SOUTH_HAND], []), (0.0, 0.0, 0.0, 0.0)))) == 1
+    assert len(_counted(_image_border(_table_grid([SOUTH_HAND], []), -RIM, (0.0, 0.0, 0.0, 0.0)))) == 1
 
 
 def test_a_blob_on_the_table_touching_the_border_by_a_cell_does_not_come_in_over_the_rim():
     # something on the table beside the rim (a tall tower's side seen from aside) that touches the
     # image's border by a cell is no arm coming in over the tray's rim
-    cx, cy = TRAY.tower_center
-    m = _table_grid([], [(150.0, 175.0, -100.0, 50.0)])
-    x, y = m.xy[..., 0] - cx, m.xy[..., 1] - cy
-    outside = m.outside | ((x >= 180.0) & (x < 185.0) & (y >= 55.0) & (y < 60.0))
-    m = HandMask(m.fg & ~outside, m.known & ~outside, m.tower, outside, m.table & ~outside, m.xy, m.z, m.cell_mm,
-                 m.rim & ~outside)
+    m = _image_border(_table_grid([], [(150.0, 175.0, -100.0, 50.0)]), -1000.0, (180.0, 185.0, 55.0, 60.0))
     assert arm_entries(default_config(), TRAY, m) == []
