@@ -100,7 +100,7 @@ class Lens:
         h, w = img.shape[:2]
         if abs(w * self.height - h * self.width) > max(w, h):
             raise UnreadableFrame(f"the frame is {w}x{h} but the camera was calibrated at {self.width}x{self.height}: "
-                             "set the camera to that shape or calibrate again")
+                                  "set the camera to that shape or calibrate again")
         maps = self._maps.get((w, h))
         if maps is None:  # made once per size: the remap itself is the per-frame cost
             K = self.K(w, h)

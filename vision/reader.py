@@ -984,9 +984,9 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     tower's base outline or a lower level win over a top whose outline hands cover. Last, with
     decision.slot_shift_check, a face found one slot off the top is read one slot over
     (shifted_face), and a face a few mm off its blocks that misses one is moved onto their
-    glyphs (recentred_face). A reading that cannot be one level's blocks (a slot of two colours, a glyph
-    at an end of the middle block, a slot read empty where a block's colour and glyph are read
-    well: contested_empties) is read across, at its height or one level up
+    glyphs (recentred_face). A reading that cannot be one level's blocks (a slot of two
+    colours, a glyph at an end of the middle block, a slot read empty where a block's colour and
+    glyph are read well: contested_empties) is read across, at its height or one level up
     (_lone_block_across); one that stays doubtful, and an empty slot that is contested or partly
     out of view, is reported unsure with a note saying why. The frame is straightened through
     the lens first (`straighten`); the result's `image` is the frame as read. `table`: the
