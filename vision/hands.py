@@ -448,7 +448,7 @@ def _skin_hues(lo: float, hi: float) -> np.ndarray:
 
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
                   rounds: int = 2, design: np.ndarray | None = None, lit_share: float = 0.0, lit_above: float = 0.14,
-                  lit_chroma: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+                  lit_chroma: float = 0.05, from_expected: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(chroma, shift) of the cells of each region against the bare surface behind them, room
     light taken out (cells in no region: 0, 0).
 
@@ -456,7 +456,8 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     cells (robustly: most of it is bare): that removes a light gradient, a lamp's fall-off and a
     colour cast the global gains missed. What remains: `shift`, the mean log brightness change (a
     shadow makes it negative, keeping the colour), and `chroma`, the mean absolute colour change.
-    `design`: `_design(xy)`, if already made (it depends on the grid only)."""
+    `design`: `_design(xy)`, if already made (it depends on the grid only). `from_expected`: as
+    `_fit_start`."""
     n = px.shape[0] * px.shape[1]
     chroma = np.zeros(n, np.float32)
     shift = np.zeros(n, np.float32)
@@ -473,12 +474,34 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         X = np.take(design, idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
         if len(idx) >= 90:
             Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
-            coef = _robust_surface(Df, Xf, _median_rows(Df), trim, rounds)
+            coef = _robust_surface(Df, Xf, _fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
                 coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
             d -= X @ coef
         shift[idx], chroma[idx] = _shift_and_chroma(d)
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+
+
+def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
+    """Where the light fit starts: the rows' median (per channel), or, with `expected`, no change
+    at all (the bare tray as expected in this frame's light) when more rows lie within `trim` of
+    that.
+
+    Each channel's median is taken on its own, so over a tray that is partly bare, partly in a
+    hand's shadow and partly a pale hand it can lie where no cell is: 12 of 672 rows (synthetic
+    9602/0025, a pale yellow hand over a white tray). The fit then never starts (it needs 30),
+    every bare cell reads as changed by the hand's tint, and the noise floor taken from them
+    hides the hand itself. The expected colour is measured on the bare tray in this very frame
+    (`top_level.tray_color`), so most bare cells lie near it whatever covers the rest. (The
+    largest group of rows alike, tried instead, was as often a large hand or shadow: worse.)"""
+    median = _median_rows(Df)
+    if not expected:
+        return median
+    def near(c) -> int:
+        r = np.abs(Df - c)
+        return int(np.count_nonzero((r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)))
+    zero = np.zeros(3, Df.dtype)
+    return zero if near(zero) > near(median) else median
 
 
 def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
@@ -638,7 +661,8 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not."""
     chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)), design=design,
                                   lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
-                                  lit_chroma=float(hc.get("lit_chroma", 0.05)))
+                                  lit_chroma=float(hc.get("lit_chroma", 0.05)),
+                                  from_expected=bool(hc.get("fit_from_expected", False)))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a
     # darker cell needs a larger colour change to count. But a shadow darkens the surface
     # evenly, while a hand the tray's colour is shaded (fingers are round, the palm's edges

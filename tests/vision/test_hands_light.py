@@ -102,3 +102,33 @@ def test_a_light_gradient_across_the_tray_is_fitted_from_end_to_end():
     assert _changed_cells(_gradient_tray(rise=1.8), rounds=6) <= 1.2 * grain + 5
     # two rounds (as before) left the far end of the gradient reading changed
     assert _changed_cells(_gradient_tray(rise=1.8), rounds=2) > 1.5 * grain + 20
+
+
+def _thirds() -> np.ndarray:
+    """The bare tray a third lit, a third in a hand's shadow and a third under a pale yellow
+    hand, with a grainy sensor's noise: each channel's median then lies where no cell is."""
+    rng = np.random.default_rng(5)
+    px = _tray(lit_below_row=0)
+    px[:20] *= 0.7                                                # the hand's shadow
+    px[20:40] = np.asarray((140.0, 215.0, 235.0), np.float32)     # the hand: pale, yellow (BGR)
+    return px * (1 + rng.normal(0, 0.02, px.shape)).astype(np.float32)
+
+
+def _changed_thirds(from_expected: bool) -> np.ndarray:
+    px = _thirds()
+    hc = _hc(0.3)
+    hc["fit_from_expected"] = from_expected
+    changed, _, _ = _tray_change(hc, px, _bare(px), [ALL], XY)
+    return changed
+
+
+def test_a_pale_hand_over_a_third_of_the_tray_beside_its_shadow_is_seen():
+    # the light fit starts from the tray as expected in this frame's light when more cells lie
+    # there than at the channels' medians: the hand stands out, the bare tray does not
+    changed = _changed_thirds(from_expected=True)
+    assert changed[20:40].mean() > 0.9
+    assert changed[40:].mean() < 0.05
+    # from the medians (as before) the fit never started: the bare cells read as changed by the
+    # hand's tint, and the noise floor taken from them hid the hand
+    before = _changed_thirds(from_expected=False)
+    assert before[20:40].mean() < 0.5
