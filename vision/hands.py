@@ -484,24 +484,29 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
 
 def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
     """Where the light fit starts: the rows' median (per channel), or, with `expected`, no change
-    at all (the bare tray as expected in this frame's light) when more rows lie within `trim` of
+    at all (the surface as expected in this frame's light) when more rows lie within `trim` of
     that.
 
     Each channel's median is taken on its own, so over a tray that is partly bare, partly in a
     hand's shadow and partly a pale hand it can lie where no cell is: 12 of 672 rows (synthetic
     9602/0025, a pale yellow hand over a white tray). The fit then never starts (it needs 30),
     every bare cell reads as changed by the hand's tint, and the noise floor taken from them
-    hides the hand itself. The expected colour is measured on the bare tray in this very frame
-    (`top_level.tray_color`), so most bare cells lie near it whatever covers the rest. (The
-    largest group of rows alike, tried instead, was as often a large hand or shadow: worse.)"""
+    hides the hand itself. The expected colour is the surface's in this frame's light (the
+    tray's gains are measured on its bare part in this very frame, `top_level.tray_color`), so
+    most bare cells lie near it whatever covers the rest. (The largest group of rows alike,
+    tried instead, was as often a large hand or shadow: worse.)"""
     median = _median_rows(Df)
     if not expected:
         return median
-    def near(c) -> int:
-        r = np.abs(Df - c)
-        return int(np.count_nonzero((r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)))
-    zero = np.zeros(3, Df.dtype)
-    return zero if near(zero) > near(median) else median
+    if np.count_nonzero(_rows_within(Df, trim)) > np.count_nonzero(_rows_within(Df - median, trim)):
+        return np.zeros(3, Df.dtype)
+    return median
+
+
+def _rows_within(r: np.ndarray, trim: float) -> np.ndarray:
+    """Per row of residuals (N, 3): whether all three lie within +-trim."""
+    r = np.abs(r)
+    return (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)
 
 
 def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
@@ -519,8 +524,7 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: flo
     Xf64 = Df64 = None
     last = None
     for _ in range(rounds):
-        r = np.abs(Df - Xf @ coef)
-        inl = (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)  # the largest of the three under trim
+        inl = _rows_within(Df - Xf @ coef, trim)  # the largest of the three under trim
         if np.count_nonzero(inl) < 30 or (last is not None and np.array_equal(inl, last)):
             break
         if Xf64 is None:  # converted once, not each round
