@@ -115,6 +115,21 @@ def degrade(img: np.ndarray, rng: np.random.Generator, blur_max_px: float, noise
     return np.clip(x, 0, 255).astype(np.uint8)
 
 
+def white_balance_above(cfg: dict, trays_bgr: list[np.ndarray]) -> float | None:
+    """The colour cast (largest gain over smallest) past which glyphs are read white-balanced
+    (top_level.glyph_white_balance): the config's, or the kit's own casts'
+    glyph.white_balance_percentile when higher (of its photos whose tray is clear: tray_clear).
+    Why: casts the kit shows, the glyph model learns as they are; white balance only has to
+    undo a light the kit never saw."""
+    gc = cfg["glyph"]
+    above, pct = gc.get("white_balance_above"), gc.get("white_balance_percentile")
+    gains = [tl.color_gains(cfg, t) for t in trays_bgr if tl.tray_clear(cfg, t)]
+    if above is None or pct is None or not gains:
+        return above
+    ratios = [float(np.max(g)) / max(float(np.min(g)), 1e-6) for g in gains]
+    return max(float(above), float(np.percentile(ratios, float(pct))))
+
+
 def rare_copies(cfg: dict, count: int, clear: int | None = None) -> int:
     """How many times over each block of a class is shown to a model, the class seen on `count`
     labelled blocks, `clear` of them in photos without hands (all when None): a class under
@@ -151,12 +166,13 @@ def glyph_training_set(cfg: dict, tray, samples, rng, rare_rng=None, clear=None)
         mats = [None] + [tl.jitter_matrix(rng, float(jc["shift_mm"]), float(jc["deg"]), float(jc["scale"])) for _ in range(n_aug)]
         extra = (rare_copies(cfg, blocks[glyph], blocks_clear[glyph]) - 1) * (n_aug + 1) if c else 0
         mats += [tl.jitter_matrix(rare_rng, float(jc["shift_mm"]), float(jc["deg"]), float(jc["scale"])) for _ in range(extra)]
+        wb = tl.glyph_white_balance(cfg, p.tray_bgr)  # (as the reader reads the photo)
         for k, J in enumerate(mats):
             crop = tl.glyph_crop(cfg, tray, p.reg, p.img, z, orient, slot, J)
             if k:  # other cameras: softer focus and more sensor noise than the kit's
                 crop = degrade(crop, rng if k <= n_aug else rare_rng, float(jc["blur_max_px"]), float(jc["noise_max"]))
             for r in (crop, np.ascontiguousarray(crop[::-1, ::-1])):
-                X.append(tl.glyph_features(cfg, r))
+                X.append(tl.glyph_features(cfg, r, wb))
                 Y.append(glyph)
     return X, Y
 
@@ -178,8 +194,9 @@ def no_glyph_training_set(cfg: dict, tray, samples) -> tuple[list, list]:
     X, Y = [], []
     for p, z, orient, slot, off in samples:
         crop = tl.glyph_crop(cfg, tray, p.reg, p.img, z, orient, slot, offset=off)
+        wb = tl.glyph_white_balance(cfg, p.tray_bgr)
         for r in (crop, np.ascontiguousarray(crop[::-1, ::-1])):
-            X.append(tl.glyph_features(cfg, r))
+            X.append(tl.glyph_features(cfg, r, wb))
             Y.append(NO_GLYPH)
     return X, Y
 
@@ -453,6 +470,7 @@ def _calibrate_kit(kit_path: str | Path, out: str | Path, log, seed: int, overri
     if len(prepared) < MIN_IMAGES:
         raise KitError(f"the tray was found in only {len(prepared)} images; calibration needs {MIN_IMAGES}")
     cfg["color"]["tray_ref_bgr"] = [float(v) for v in np.median([p.tray_bgr for p in prepared], axis=0)]
+    cfg["glyph"]["white_balance_above"] = white_balance_above(cfg, [p.tray_bgr for p in prepared])
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     bg = learn_background(kit.tray, [(p.img, p.reg, tl.color_gains(cfg, p.tray_bgr)) for p in prepared],

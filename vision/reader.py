@@ -334,14 +334,20 @@ def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str,
 
 
 def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
-           memo: dict | None = None) -> tuple[tuple[float, float], list[np.ndarray]]:
+           tray_bgr: np.ndarray, memo: dict | None = None) -> tuple[tuple[float, float], list[np.ndarray]]:
     """One slot position's glyph: where its ink lies (top_level.glyph_offset: the slot's centre
-    when no ink is found) and the glyph features of the crop round it, as laid and turned."""
+    when no ink is found) and the glyph features of the crop round it, as laid and turned, white-
+    balanced by the frame's tray colour where it shows a cast (top_level.glyph_white_balance)."""
     def make():
         offset = _ink(p, reg, img, z, orient, slot, memo) or (0.0, 0.0)
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=offset)
-        return offset, tl.glyph_features_turned(p.cfg, crop)
-    return _memo(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img), make)
+        return offset, tl.glyph_features_turned(p.cfg, crop, _white_balance(p, tray_bgr, memo))
+    return _memo(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img, tray_bgr), make)
+
+
+def _white_balance(p: Pipeline, tray_bgr: np.ndarray, memo: dict | None = None) -> np.ndarray | None:
+    """The frame's white balance for glyphs (top_level.glyph_white_balance), once a frame."""
+    return _memo(memo, ("white balance",), (p, tray_bgr), lambda: tl.glyph_white_balance(p.cfg, tray_bgr))
 
 
 NO_COLOUR = ("the picture has no colour (a black-and-white camera or image): the blocks' colours cannot be read; "
@@ -375,7 +381,7 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
 
 
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray,
-                  first: int = 0, memo: dict | None = None):
+                  tray_bgr: np.ndarray, first: int = 0, memo: dict | None = None):
     """Per slot: the colour patch (8-bit Lab after colour constancy), colour, glyph (as laid and
     turned 180 degrees) and occupancy features.
 
@@ -385,7 +391,7 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     wins the colour). Occupancy stays on the nominal slots: an empty slot's glyph search can
     find the neighbour's glyph. `first`: the slot position the three start at (see
     top_level.slot_patches). `memo`: the frame's (FrameContext.memo), for glyphs read already."""
-    glyphs = [_glyph(p, reg, img, z, orient, first + s, memo) for s in range(3)]
+    glyphs = [_glyph(p, reg, img, z, orient, first + s, tray_bgr, memo) for s in range(3)]
     nominal, _, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first, [g[0] for g in glyphs])
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats = pf.color_features(labs)
@@ -420,7 +426,7 @@ def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
 
 def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                    first: int = 0) -> SlotEvidence:
-    labs, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, first, ctx.memo)
+    labs, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, ctx.tray_bgr, first, ctx.memo)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
     p_gly = glyph_probs(p.models.get("glyph"), gly)  # (a block lies one way round: each glyph's better turn)
@@ -645,12 +651,13 @@ def glyphs_looked_for_again(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: 
         return ev
     moves = [_shift_mm(dx, dy) for dx in (-mm, 0.0, mm) for dy in (-mm, 0.0, mm) if dx or dy]
     reg = ctx.registration
+    wb = _white_balance(p, ctx.tray_bgr, ctx.memo)
     feats = []
     for s in want:
         offset = _ink(p, reg, img, z, orient, first + int(s), ctx.memo) or (0.0, 0.0)
         for J in moves:
             feats.extend(tl.glyph_features_turned(p.cfg, tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + int(s),
-                                                                       jitter=J, offset=offset)))
+                                                                       jitter=J, offset=offset), wb))
     P = glyph_probs(gm, np.array(feats)).reshape(len(want), len(moves), -1)
     p_gly, moved = ev.p_gly.copy(), np.zeros(len(ev.p_gly), bool)
     for k, s in enumerate(want):
@@ -765,7 +772,7 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     top's own level has no slot, and to pass over an orientation that shows no glyph at all."""
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
-    X = [f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.memo)[1]]
+    X = [f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.tray_bgr, ctx.memo)[1]]
     return _named_surely(p, glyph_probs(p.models["glyph"], np.array(X)))
 
 

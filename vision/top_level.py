@@ -494,7 +494,7 @@ def _hog(size: tuple[int, int], cell: int = 8, bins: int = 9, signed: bool = Fal
     return _HOG[key]
 
 
-def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
+def glyph_features(cfg: Mapping, crop_bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
     """HOG (signed gradients) of the glyph as a shape against its field: "whiteness", L minus
     chroma, smoothed by blur_px and stretched to the crop's own range.
 
@@ -503,23 +503,58 @@ def glyph_features(cfg: Mapping, crop_bgr: np.ndarray) -> np.ndarray:
     (yellow ink on cream is invisible in grey but not here); the blur makes the strokes' edges
     alike under softer focus and sensor noise, and signed gradients keep ink-to-field apart
     from field-to-ink. Not rotation invariant: the reader scores the crop and its 180-degree
-    turn and keeps the better, so a 2 and a 4 keep their strokes apart."""
-    return _whiteness_hog(cfg, _whiteness(crop_bgr))
+    turn and keeps the better, so a 2 and a 4 keep their strokes apart. `gains`: the frame's
+    white balance for glyphs (`glyph_white_balance`; None: none)."""
+    return _whiteness_hog(cfg, _whiteness(crop_bgr, gains))
 
 
-def glyph_features_turned(cfg: Mapping, crop_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def glyph_features_turned(cfg: Mapping, crop_bgr: np.ndarray,
+                          gains: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """glyph_features of the crop as laid and turned 180 degrees (the pair the reader scores).
     Whiteness is a per-pixel function, so the turned crop's is the whiteness turned; the blur
     and what follows run on each (OpenCV's blur of a turned image is not its blur turned, to
     the last bit)."""
-    w = _whiteness(crop_bgr)
+    w = _whiteness(crop_bgr, gains)
     return _whiteness_hog(cfg, w), _whiteness_hog(cfg, np.ascontiguousarray(w[::-1, ::-1]))
 
 
-def _whiteness(crop_bgr: np.ndarray) -> np.ndarray:
-    """L minus chroma of each pixel (float32)."""
-    lab = lab_of(crop_bgr)
+def _whiteness(crop_bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
+    """L minus chroma of each pixel (float32), white-balanced by `gains` when given
+    (glyph_white_balance)."""
+    lab = lab_of(crop_bgr, gains)
     return lab[..., 0] - np.hypot(lab[..., 1], lab[..., 2])
+
+
+def tray_clear(cfg: Mapping, tray_bgr: np.ndarray) -> bool:
+    """Whether the tray's colour, as measured, is clipped in at most one channel
+    (glyph.white_balance_clip): whether it can say what colour the light is."""
+    t = np.asarray(tray_bgr, np.float32).reshape(-1)[:3]
+    return int(np.count_nonzero(t >= float(cfg["glyph"].get("white_balance_clip", 250.0)))) <= 1
+
+
+def glyph_white_balance(cfg: Mapping, tray_bgr: np.ndarray) -> np.ndarray | None:
+    """The gains a frame's glyphs are read under (`glyph_features`): the colour constancy
+    (`color_gains`) when the tray shows a cast past glyph.white_balance_above (largest gain
+    over smallest) and at most one of its channels is clipped (glyph.white_balance_clip); else
+    None, the crop as it is.
+
+    Why: the field is white only in white light. Under a lamp warmer than the calibration's
+    (blue down by a third, red up by a fifth) the field turns cream and a blue block's ink
+    loses its chroma, so the two meet in whiteness: on four unseen kits so lit, 22 of the 27
+    visible slots lost were blue blocks' glyphs read as other glyphs or none. The tray's own
+    colour says what the light did; undone, the field is white again. Within the casts the
+    calibration kit showed, the glyph model learnt the glyphs as they are, and the gains' own
+    noise costs more than it mends. A tray clipped in two or three channels says nothing of the
+    light's colour (the twin's over-lit frames: balanced by it, blue 1s read as 2s); one clipped
+    channel still says the cast's direction (a warm lamp clips the red first)."""
+    if not tray_clear(cfg, tray_bgr):
+        return None
+    above = cfg["glyph"].get("white_balance_above")
+    t = np.asarray(tray_bgr, np.float32).reshape(-1)[:3]
+    if above is None:
+        return None
+    g = color_gains(cfg, t)
+    return g if float(g.max()) >= float(above) * float(g.min()) else None
 
 
 def _whiteness_hog(cfg: Mapping, w: np.ndarray) -> np.ndarray:

@@ -31,8 +31,8 @@ def _glyph_image(seed: int) -> np.ndarray:
 
 def _samples():
     """Ten blocks of glyph "1" (ten photos) and one Wild."""
-    out = [(SimpleNamespace(reg=None, img=_glyph_image(k)), 0.0, "x", 0, "1") for k in range(10)]
-    out.append((SimpleNamespace(reg=None, img=_glyph_image(99)), 0.0, "x", 1, "wild"))
+    out = [(SimpleNamespace(reg=None, img=_glyph_image(k), tray_bgr=np.full(3, 200.0)), 0.0, "x", 0, "1") for k in range(10)]
+    out.append((SimpleNamespace(reg=None, img=_glyph_image(99), tray_bgr=np.full(3, 200.0)), 0.0, "x", 1, "wild"))
     return out
 
 
