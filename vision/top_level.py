@@ -547,13 +547,10 @@ def glyph_white_balance(cfg: Mapping, tray_bgr: np.ndarray) -> np.ndarray | None
     noise costs more than it mends. A tray clipped in two or three channels says nothing of the
     light's colour (the twin's over-lit frames: balanced by it, blue 1s read as 2s); one clipped
     channel still says the cast's direction (a warm lamp clips the red first)."""
-    if not tray_clear(cfg, tray_bgr):
-        return None
     above = cfg["glyph"].get("white_balance_above")
-    t = np.asarray(tray_bgr, np.float32).reshape(-1)[:3]
-    if above is None:
+    if above is None or not tray_clear(cfg, tray_bgr):
         return None
-    g = color_gains(cfg, t)
+    g = color_gains(cfg, np.asarray(tray_bgr, np.float32).reshape(-1)[:3])
     return g if float(g.max()) >= float(above) * float(g.min()) else None
 
 
