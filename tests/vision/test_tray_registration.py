@@ -191,3 +191,38 @@ def test_a_hand_over_a_marker_is_not_searched_again(monkeypatch):
     monkeypatch.setattr(tray_module, "_detect_all", lambda det, crop: looked.append(crop.shape) or [])
     assert _rescued(finder, gray, tray.markers, found) == {}
     assert looked == []  # a place of one skin colour holds no black and white marker
+
+
+def _shaken(img: np.ndarray, length_px: int, angle_deg: float) -> np.ndarray:
+    """The frame smeared length_px along a line at angle_deg, as a camera shaken while exposing."""
+    k = np.zeros((length_px, length_px), np.float32)
+    k[length_px // 2, :] = 1.0 / length_px
+    M = cv2.getRotationMatrix2D((length_px / 2 - 0.5, length_px / 2 - 0.5), angle_deg, 1.0)
+    k = cv2.warpAffine(k, M, (length_px, length_px))
+    return cv2.filter2D(img, -1, k / k.sum())
+
+
+def test_a_shaken_camera_still_reads_the_markers_by_the_middle_of_each_cell():
+    # smeared, a marker's outline comes out a fraction of a cell too large; read from 8x8 pixels
+    # a cell (OpenCV's default is 4x4) each cell's middle stays on the cell
+    from copy import deepcopy
+
+    from vision.tray import detect_markers
+
+    tray = default_tray()
+    four = deepcopy(default_config())
+    four["aruco"]["pixels_per_cell"] = 4
+    finders = {"default": make_detector(default_config()), "4x4": make_detector(four)}
+    found = {k: 0 for k in finders}
+    registered = {k: 0 for k in finders}
+    for seed in range(12):
+        img, _ = render_sample(np.random.default_rng(seed), tray,
+                               SynthOptions(hand_probs=(1, 0, 0), hide_marker_prob=0.0, blur_max=0.0, noise_max=2.0),
+                               focal=600.0)
+        gray = cv2.cvtColor(_shaken(img, 9, 30 * seed % 180), cv2.COLOR_RGB2GRAY)
+        for k, finder in finders.items():
+            n = len(detect_markers(finder, gray, tray.markers))
+            found[k] += n
+            registered[k] += n >= 2
+    assert registered["default"] == 12  # every frame placed by two markers or more
+    assert found["default"] > found["4x4"] + 10 and registered["4x4"] < 12
