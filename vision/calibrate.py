@@ -116,18 +116,17 @@ def degrade(img: np.ndarray, rng: np.random.Generator, blur_max_px: float, noise
 
 
 def white_balance_above(cfg: dict, trays_bgr: list[np.ndarray]) -> float | None:
-    """The colour cast (largest gain over smallest) past which glyphs are read white-balanced
+    """The colour cast (top_level.colour_cast) past which glyphs are read white-balanced
     (top_level.glyph_white_balance): the config's, or the kit's own casts'
     glyph.white_balance_percentile when higher (of its photos whose tray is clear: tray_clear).
     Why: casts the kit shows, the glyph model learns as they are; white balance only has to
     undo a light the kit never saw."""
     gc = cfg["glyph"]
     above, pct = gc.get("white_balance_above"), gc.get("white_balance_percentile")
-    gains = [tl.color_gains(cfg, t) for t in trays_bgr if tl.tray_clear(cfg, t)]
-    if above is None or pct is None or not gains:
+    casts = [tl.colour_cast(tl.color_gains(cfg, t)) for t in trays_bgr if tl.tray_clear(cfg, t)]
+    if above is None or pct is None or not casts:
         return above
-    ratios = [float(np.max(g)) / max(float(np.min(g)), 1e-6) for g in gains]
-    return max(float(above), float(np.percentile(ratios, float(pct))))
+    return max(float(above), float(np.percentile(casts, float(pct))))
 
 
 def rare_copies(cfg: dict, count: int, clear: int | None = None) -> int:

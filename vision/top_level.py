@@ -525,6 +525,13 @@ def _whiteness(crop_bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndar
     return lab[..., 0] - np.hypot(lab[..., 1], lab[..., 2])
 
 
+def colour_cast(gains: np.ndarray) -> float:
+    """How far a light's colour lies from the calibration's: the largest colour-constancy gain
+    over the smallest (1 in the calibration's own light)."""
+    g = np.asarray(gains, np.float32).reshape(-1)[:3]
+    return float(g.max()) / max(float(g.min()), 1e-6)
+
+
 def tray_clear(cfg: Mapping, tray_bgr: np.ndarray) -> bool:
     """Whether the tray's colour, as measured, is clipped in at most one channel
     (glyph.white_balance_clip): whether it can say what colour the light is."""
@@ -534,8 +541,8 @@ def tray_clear(cfg: Mapping, tray_bgr: np.ndarray) -> bool:
 
 def glyph_white_balance(cfg: Mapping, tray_bgr: np.ndarray) -> np.ndarray | None:
     """The gains a frame's glyphs are read under (`glyph_features`): the colour constancy
-    (`color_gains`) when the tray shows a cast past glyph.white_balance_above (largest gain
-    over smallest) and at most one of its channels is clipped (glyph.white_balance_clip); else
+    (`color_gains`) when the tray shows a cast (`colour_cast`) past glyph.white_balance_above
+    and at most one of its channels is clipped (glyph.white_balance_clip); else
     None, the crop as it is.
 
     Why: the field is white only in white light. Under a lamp warmer than the calibration's
@@ -551,7 +558,7 @@ def glyph_white_balance(cfg: Mapping, tray_bgr: np.ndarray) -> np.ndarray | None
     if above is None or not tray_clear(cfg, tray_bgr):
         return None
     g = color_gains(cfg, np.asarray(tray_bgr, np.float32).reshape(-1)[:3])
-    return g if float(g.max()) >= float(above) * float(g.min()) else None
+    return g if colour_cast(g) >= float(above) else None
 
 
 def _whiteness_hog(cfg: Mapping, w: np.ndarray) -> np.ndarray:
