@@ -65,3 +65,42 @@ def test_the_families_mean_counts_a_stage_one_kit_lacks_as_nothing():
 
     got = mean_stages([{HANDS: 2.0, STOPPED: 1.0}, {HANDS: 4.0}])
     assert got == {HANDS: 3.0, STOPPED: 0.5}
+
+
+def test_the_bench_times_frames_with_hands_apart_from_those_without(calibration, small_kit, monkeypatch):
+    """A hand costs time (its arm followed, the doubtful top under it read again): the bench
+    says what a frame takes with no hand, one and two or more, each group as labelled."""
+    import hashlib
+
+    import vision.evaluate
+    from vision.evaluate import HANDS_GROUPS, hands_group
+
+    kit = load_kit(small_kit)
+    key = lambda img: hashlib.sha1(img.tobytes()).hexdigest()  # noqa: E731
+    hands_of = {key(cv2.imread(str(kit.image_path(n)))): lab.hands for n, lab in kit.labels.items()}
+
+    def slower_with_each_hand(pipe, img, *args, clock=None, **kw):
+        clock.start()
+        time.sleep(0.001 + 0.004 * min(hands_of[key(img)], 2))
+        clock.lap(HANDS)
+
+    monkeypatch.setattr(vision.evaluate, "read_frame", slower_with_each_hand)
+    times = vision.evaluate.time_frames(load_pipeline(calibration), small_kit, repeats=1)
+    labelled = [hands_group(lab.hands) for lab in kit.labels.values()]
+    assert {g: x["frames"] for g, x in times.by_hands.items()} == {g: labelled.count(g) for g in HANDS_GROUPS
+                                                                   if g in labelled}
+    medians = [times.by_hands[g]["median_ms"] for g in HANDS_GROUPS if g in times.by_hands]
+    assert len(medians) >= 2, "the small kit shows frames with and without hands"
+    assert medians == sorted(medians) and medians[-1] - medians[0] >= 3.0
+
+
+def test_the_families_time_by_hands_is_the_median_of_the_kits_and_counts_every_frame():
+    from vision.bench import hands_line, median_by_hands
+
+    kits = [{"no hand": {"median_ms": 10.0, "frames": 30}, "one hand": {"median_ms": 15.0, "frames": 20}},
+            {"no hand": {"median_ms": 12.0, "frames": 25}},
+            {"no hand": {"median_ms": 14.0, "frames": 20}, "two or more": {"median_ms": 19.0, "frames": 5}}]
+    got = median_by_hands(kits)
+    assert got == {"no hand": {"median_ms": 12.0, "frames": 75}, "one hand": {"median_ms": 15.0, "frames": 20},
+                   "two or more": {"median_ms": 19.0, "frames": 5}}
+    assert hands_line(got) == "no hand 12.0 ms (75 frames), one hand 15.0 ms (20 frames), two or more 19.0 ms (5 frames)"
