@@ -448,23 +448,45 @@ def two_coloured_slots(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReadin
     707/0013, 404/0073), but each such slot holds a third of the lone block at one end. The ends
     (`decision.end_mm` of each) are classified by the colour model alone; both sure
     (`decision.two_colours_sure`) of two different colours flags the reading. A hand over an end
-    is seldom surely a block colour."""
+    is seldom surely a block colour.
+
+    Ends whose mean chromaticity lies within `decision.two_colours_same_ab` (8-bit a, b) are one
+    colour without asking the model (most of a frame's held slots: 78% within 10). On the 98
+    kits' 15,081 held slots read, no slot the model flagged had its ends closer than 17.2; the
+    model cost 0.4 ms a frame."""
     dc = p.cfg["decision"]
     sure = float(dc.get("two_colours_sure", 0.0))
     if sure <= 0 or ev.labs is None or p.models.get("color") is None:
         return []
     held = [s for s, r in enumerate(slots) if r.block is not None]
+    same = float(dc.get("two_colours_same_ab", 0.0))
+    if same > 0:
+        held = [s for s in held if end_chroma_gap(p, ev, s) >= same]
     if not held:
         return []
     pc = end_colours(p, ev, held)
     return [s for k, s in enumerate(held) if two_colours_sureness(pc[k, 0], pc[k, 1], sure) > 0]
 
 
+def end_width(p: Pipeline, ev: SlotEvidence) -> int:
+    """How many columns of a slot's colour patch (`ev.labs`) make one end (decision.end_mm)."""
+    w = ev.labs.shape[2]
+    return max(2, int(round(w * float(p.cfg["decision"].get("end_mm", 18.0)) / float(p.tray.block_mm[0]))))
+
+
+def end_chroma_gap(p: Pipeline, ev: SlotEvidence, slot: int) -> float:
+    """How far apart the mean (a, b) of a slot's two ends lie (8-bit Lab units)."""
+    e = end_width(p, ev)
+    lab = ev.labs[slot]
+    _, a0, b0, _ = cv2.mean(np.ascontiguousarray(lab[:, :e]))
+    _, a1, b1, _ = cv2.mean(np.ascontiguousarray(lab[:, -e:]))
+    return math.hypot(a0 - a1, b0 - b1)
+
+
 def end_colours(p: Pipeline, ev: SlotEvidence, which: Sequence[int]) -> np.ndarray:
     """The colour model's probabilities (len(which), 2, 5) of each listed slot's two ends
     (decision.end_mm of each), from the patches its colour was read from (`ev.labs`)."""
-    w = ev.labs.shape[2]
-    e = max(2, int(round(w * float(p.cfg["decision"].get("end_mm", 18.0)) / float(p.tray.block_mm[0]))))
+    e = end_width(p, ev)
     ends = np.stack([end for s in which for end in (ev.labs[s][:, :e], ev.labs[s][:, -e:])])
     return _class_probs(p.models["color"], pf.color_features(ends), COLOR_CLASSES).reshape(len(which), 2, -1)
 

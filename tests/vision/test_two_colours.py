@@ -94,6 +94,28 @@ def test_a_whole_block_is_one_colour_and_half_of_two_blocks_is_two(calibration, 
     assert two_coloured_slots(pipe, ev2, slots) == [1]
 
 
+def test_ends_of_one_colour_are_not_asked_of_the_colour_model(calibration, small_kit, monkeypatch):
+    """Two ends whose mean chromaticity lies together are one colour: only a slot whose ends
+    lie apart costs the colour model's reading of its ends, and it is flagged as before."""
+    pipe = load_pipeline(calibration)
+    img = cv2.imread(str(small_kit / "images" / "0020.png"))  # red-2, blue-1, yellow-1 along x
+    res = read_frame(pipe, img)
+    ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")), {})
+    ev = slot_evidence(pipe, ctx, img, res.z_top, "x")
+    slots = slot_readings(pipe, ev)
+    asked = []
+    real = reader.end_colours
+    monkeypatch.setattr(reader, "end_colours", lambda p, e, which: asked.append(list(which)) or real(p, e, which))
+    assert two_coloured_slots(pipe, ev, slots) == [] and asked == []  # three whole blocks: the model not asked
+    assert all(reader.end_chroma_gap(pipe, ev, s) < pipe.cfg["decision"]["two_colours_same_ab"] for s in range(3))
+    red, blue, yellow = ev.labs
+    half = red.shape[1] // 2
+    mixed = np.concatenate([red[:, :half], blue[:, half:]], axis=1)
+    ev2 = reader.SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, np.stack([red, mixed, yellow]))
+    assert reader.end_chroma_gap(pipe, ev2, 1) > 17.0  # red against blue
+    assert two_coloured_slots(pipe, ev2, slots) == [1] and asked == [[1]]
+
+
 class _FixedColours:
     """A stand-in colour model: each feature row gets the probabilities it is given, in order."""
 
