@@ -137,3 +137,33 @@ def test_the_same_photos_give_the_same_calibration_byte_for_byte(small_kit, cali
     assert names == sorted(f.name for f in again.iterdir())
     for name in names:
         assert (calibration / name).read_bytes() == (again / name).read_bytes(), name
+
+
+def test_a_kit_of_few_photos_calibrates_but_the_table_is_told_it_reads_worse():
+    from vision.calibrate import log_few_photos
+    from vision.reader import default_config
+
+    cfg = default_config()
+    enough = cfg["calibration"]["enough_images"]
+    said: list[str] = []
+    log_few_photos(cfg, 24, said.append)
+    assert len(said) == 1 and "found in 24 of the kit's photos" in said[0] and f"{enough} or more" in said[0]
+    said.clear()
+    log_few_photos(cfg, enough, said.append)
+    log_few_photos({"calibration": {"enough_images": 0}}, 24, said.append)  # (0: never said)
+    assert said == []
+
+
+def test_calibration_counts_the_photos_the_tray_was_found_in_before_it_warns(small_kit, tmp_path, monkeypatch):
+    import vision.calibrate
+
+    class Counted(Exception):
+        pass
+
+    def stop_there(cfg, found, log):
+        raise Counted(found)
+
+    monkeypatch.setattr(vision.calibrate, "log_few_photos", stop_there)
+    with pytest.raises(Counted) as got:
+        calibrate_kit(small_kit, tmp_path / "out", log=lambda m: None)
+    assert got.value.args[0] == len(json.loads((small_kit / "labels.json").read_text()))  # every photo shows the tray
