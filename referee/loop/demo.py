@@ -303,14 +303,15 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         if not referee_caught_up(session.play_round, twin):
             missed += 1
             fuser.reset()
-            report = missing_events(session.play_round, twin.truth[n_truth:], names)
-            if report is None:
+            wrong = misread_call(session.round_events, twin.truth[n_truth:], names)
+            if wrong:
+                echo(f"The referee called {who}'s turn wrongly: {who} takes it back and tells it on the page.")
+            told = players_tell(session, twin.truth[n_truth:], names)
+            if told == "desynced":
                 echo(f"The referee's map differs from the table after {who}'s turn.")
                 desynced += 1
-            else:
+            elif not wrong:
                 echo(f"The referee did not call {who}'s turn: {who} tells it on the page.")
-                for event in report:
-                    session.submit(event, {"source": "player report: the referee missed this turn"})
     if not session.over:
         echo("The match stopped before the round ended.")
     session.finish_match()
@@ -508,6 +509,45 @@ def _who_touched(question, truth: list[dict]) -> str | None:
                 and e.get("t_start", e["t"]) <= (fell if fell is not None else float("inf"))]
     pick = names[max(at_tower)[1]] if at_tower and max(at_tower)[1] < len(names) else "nobody"
     return pick if pick in question.options else None
+
+
+def players_tell(session, truth: list[dict], names: list[str]) -> str:
+    """After a turn whose result the referee's map does not show, what the players do on the
+    page, as at a real table: when the referee's last call was this turn's pull and place, but
+    one of them is not what happened (two blocks alike side by side on a level: the camera took
+    the other one), the player takes that call back (Undo, twice) and tells the turn; when the
+    referee missed the turn, the player tells it. Returns "corrected", "told", or "desynced"
+    (the map differs otherwise, and no player can say how).
+
+    Before, a misread pull was told again on top of the call: the referee logged a second pull
+    by the same player, a foul out of turn with its penalty (twin seed 113, 12 turns: a yellow 4
+    pulled from level 16 slot 1, called from slot 2 beside it)."""
+    if misread_call(session.round_events, truth, names):
+        for _ in range(2):
+            session.undo_last(source="player", reason="the referee called this turn wrongly")
+        outcome = "corrected"
+    else:
+        outcome = "told"
+    report = missing_events(session.play_round, truth, names)
+    if report is None:
+        return "desynced"
+    for event in report:
+        session.submit(event, {"source": "player report: the referee missed this turn"})
+    return outcome
+
+
+def misread_call(events: list[dict], truth: list[dict], names: list[str]) -> bool:
+    """Whether the round's last two events are the truth's pull (its player) and a place, but at
+    another place or of another block than the table's."""
+    pull = next((e for e in truth if e["type"] == "pull"), None)
+    place = next((e for e in truth if e["type"] == "place"), None)
+    if pull is None or place is None or len(events) < 2:
+        return False
+    p, q = events[-2], events[-1]
+    if p.get("event") != "pull" or q.get("event") != "place" or p.get("player") != names[pull["seat"]]:
+        return False
+    said = (p.get("level"), p.get("slot"), p.get("block"), q.get("level"), q.get("slot"))
+    return said != (pull["level"], pull["slot"], pull["block"], place["level"], place["slot"])
 
 
 def missing_events(rnd, truth: list[dict], names: list[str]) -> list[dict] | None:

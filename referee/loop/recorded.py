@@ -316,7 +316,7 @@ def _no_samples():
 
 def _player_check(session, fuser, payload: dict, truth: list[dict], names: list[str], result: ReplayResult) -> None:
     """The players compare the referee's map with the table after a turn, and tell it what it missed."""
-    from referee.loop.demo import missing_events
+    from referee.loop.demo import players_tell
 
     rnd = session.play_round
     if rnd is None or rnd.over:
@@ -325,9 +325,5 @@ def _player_check(session, fuser, payload: dict, truth: list[dict], names: list[
         return
     result.missed_turns += 1
     fuser.reset()
-    report = missing_events(rnd, truth[payload["turn_from"]:payload["truth_upto"]], names)
-    if report is None:
+    if players_tell(session, truth[payload["turn_from"]:payload["truth_upto"]], names) == "desynced":
         result.desynced_turns += 1
-        return
-    for event in report:
-        session.submit(event, {"source": "player report: the referee missed this turn"})

@@ -98,6 +98,12 @@ class RefereeSession:
         return self.match.current
 
     @property
+    def round_events(self) -> list[dict]:
+        """The current round's standing events, oldest first (what `undo_last` takes back from
+        the end): a player checking the referee's last call reads them."""
+        return [dict(e) for _, e in self._round_events]
+
+    @property
     def over(self) -> bool:
         return self.round is not None and self.round.over
 
