@@ -531,8 +531,9 @@ def players_tell(session, truth: list[dict], names: list[str]) -> str:
     report = missing_events(session.play_round, truth, names)
     if report is None:
         return "desynced"
+    why = "called this turn wrongly" if outcome == "corrected" else "missed this turn"
     for event in report:
-        session.submit(event, {"source": "player report: the referee missed this turn"})
+        session.submit(event, {"source": f"player report: the referee {why}"})
     return outcome
 
 

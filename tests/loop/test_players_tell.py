@@ -44,6 +44,7 @@ def test_a_call_of_the_other_block_alike_is_taken_back_and_told_right_without_a_
     assert not any("Foul" in line for line, _ in speaker.lines)
     kept = store.events(session.match_id, include_voided=True)
     assert sum(e.voided for e in kept) == 2  # the wrong call stays in the log, voided
+    assert kept[-1].evidence["source"] == "player report: the referee called this turn wrongly"
 
 
 def test_a_turn_the_referee_did_not_call_is_told(tmp_path):
