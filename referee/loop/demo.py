@@ -259,7 +259,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
                 echo("The referee missed the collapse: a player reports it.")
                 if recording is not None:
                     recording.add("collapse_report", twin.t)
-                session.submit({"event": "collapse"}, {"source": "player report"})
+                loop.report_collapse({"source": "player report"})  # as on the page: the loop blames it
             continue
         who = rnd.turn
         player = by_name[who]

@@ -513,19 +513,32 @@ class Fuser:
         votes = Counter(s for s in seats if s is not None)
         return votes.most_common(1)[0][0] if votes else None
 
-    def _collapse(self, event: SensorEvent, rnd: Round) -> list[Output]:
+    def collapse_reported(self, t: float, rnd: Round, evidence: dict) -> list[Output]:
+        """A player says the tower fell, which the referee's own sensing missed (a block sliding
+        off the top as it is let go lands softly on the tray: twin seed 118). Blamed as a fall
+        the sensors felt: a pull under way names its player, who was at the tower; with none,
+        the table is asked who was touching it. Logged plainly, the collapse would go to whoever
+        placed last as the referee saw it (RULES.md 8), while the referee may have missed the
+        very turn that knocked it down. The hands seen when the report comes are not asked:
+        by then the players reach for the fallen blocks."""
+        return self._collapse(SensorEvent(SensorEventKind.COLLAPSE, t), rnd, evidence=evidence, hands_at_fall=False)
+
+    def _collapse(self, event: SensorEvent, rnd: Round, evidence: dict | None = None,
+                  hands_at_fall: bool = True) -> list[Output]:
         out: list[Output] = []
         seat = None
+        why = "a pull under way as it fell"
         if self.pull is not None:  # a pull was under way: its player was at the tower
             seat = self._puller(self.pull)
             if seat is None and rnd.turn in rnd.players:
                 seat = rnd.players.index(rnd.turn)
-        if seat is None:
-            seat = self._hand_seat_near(event.t)
-        evidence = {"sensor": dict(event.evidence), "t": event.t, "confidence": event.confidence}
+        if seat is None and hands_at_fall:
+            seat, why = self._hand_seat_near(event.t), "hand on the tower as it fell"
+        if evidence is None:
+            evidence = {"sensor": dict(event.evidence), "t": event.t, "confidence": event.confidence}
         if seat is not None:
             out.append(FusedEvent({"event": "touch", "player": rnd.players[seat]},
-                                  {"t": event.t, "seat": seat, "why": "hand on the tower as it fell"}))
+                                  {"t": event.t, "seat": seat, "why": why}))
         out.append(FusedEvent({"event": "collapse"}, evidence, released_at=event.t))
         if seat is None or (rnd.turn in rnd.players and rnd.players[seat] != rnd.turn):
             # No hand was seen at the tower (RULES.md 8 then blames the last player who touched

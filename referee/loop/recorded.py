@@ -262,7 +262,7 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
                 elif kind == "check":
                     _player_check(session, fuser, payload, truth, names, result)
                 elif kind == "collapse_report" and not session.over:
-                    session.submit({"event": "collapse"}, {"source": "player report"})
+                    loop.report_collapse({"source": "player report"})
             loop.next_frame_t = t if t in frame_times else float("inf")
             loop.poll()
         result.questions = len(loop.stats.questions)

@@ -87,6 +87,9 @@ class RefereeSession:
         self._settling: dict | None = None  # the early call whose events are being applied now
         self.early_swap: dict[str, str] = {}  # after its answer: the early call's places, if the answer was the other
         self.on_answer: Callable[[str, str], list[dict] | None] | None = None
+        # A collapse entered on the page: the match loop blames it as a fall its sensors felt
+        # (a pull under way, or the table asked who was touching); without one, it is logged as is
+        self.on_collapse_report: Callable[[dict], dict] | None = None
         # The match as it stood before the current round's setup, and the round's standing events
         # (log seq, event): what an undo replays.
         self._base = Match()
@@ -367,7 +370,10 @@ class RefereeSession:
         if kind == "undo":
             return self.undo_last(source=action.get("source", "page"))
         if kind == "event":  # entered by hand on the page: the engine decides, a refusal is said
-            return self.submit(dict(action["event"]), evidence={"source": action.get("source", "page"), "by_hand": True})
+            evidence = {"source": action.get("source", "page"), "by_hand": True}
+            if dict(action["event"]) == {"event": "collapse"} and self.on_collapse_report is not None:
+                return self.on_collapse_report(evidence)
+            return self.submit(dict(action["event"]), evidence=evidence)
         return None
 
     # -- questions to the table ---------------------------------------------------------------------

@@ -128,6 +128,7 @@ class TableLoop:
         self.deferred: list[Question] = []  # questions about play after such a call, asked once it is answered
         self._last_image = None
         self.session.on_answer = self._on_answer
+        self.session.on_collapse_report = self.report_collapse
 
     # -- one poll -------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -499,11 +500,27 @@ class TableLoop:
             raise ValueError(undone.get("error", "the collapse could not be taken back"))
         return [({"event": "touch", "player": option}, evidence), ({"event": "collapse"}, evidence)]
 
-    def _submit(self, fused: FusedEvent) -> None:
+    def report_collapse(self, evidence: dict) -> dict:
+        """The table says the tower fell (a collapse entered on the page; on the twin, a player's
+        report): blamed as a fall the sensors felt (`Fuser.collapse_reported`: a pull under way
+        names its player, or the table is asked who was touching). Returns the collapse's report."""
+        rnd = self.session.play_round
+        if rnd is None or rnd.over:
+            return self.session.submit({"event": "collapse"}, evidence)  # (the engine says why not)
+        report: dict = {}
+        for out in self.fuser.collapse_reported(self.clock.now(), rnd, dict(evidence)):
+            if isinstance(out, Question):
+                self._ask(out)
+            else:
+                report = self._submit(out)
+        return report
+
+    def _submit(self, fused: FusedEvent) -> dict:
         if fused.event.get("event") == "collapse":  # the page plots what the sensors felt
             fused = FusedEvent(fused.event, {**fused.evidence, **self.traces.around(self.clock.now())}, fused.released_at)
         self.stats.fused.append(fused)
         report = self.session.submit(fused.event, fused.evidence, released_at=fused.released_at)
         if not report.get("ok"):
             self.stats.refused.append((fused.event, report.get("error", "")))
+        return report
 
