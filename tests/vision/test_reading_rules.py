@@ -87,3 +87,20 @@ def test_without_a_glyph_model_every_slot_counts_as_seen():
     p = _pipeline({})
     slots = slot_readings(p, _evidence([0.9, 0.9, 0.9], [0.35, 0.35, 0.35]))
     assert all(s.block is not None for s in slots)
+
+
+def test_a_slot_read_at_two_thirds_is_doubtful_only_under_a_hand():
+    """Under a hand over the tower part of the top may be hidden, and the reader cannot see which
+    slots: a slot read at 0.65 makes the reading unsure there (and the note says which), while in
+    clear view it stays sure."""
+    from types import SimpleNamespace
+
+    from referee.blocks import Block
+    from referee.observations import HandReading, SlotReading
+    from vision.reader import _uncertainty, default_config
+
+    p = SimpleNamespace(cfg=default_config())
+    slots = (SlotReading(Block.parse("red-1"), 0.95), SlotReading(Block.parse("blue-2"), 0.65), SlotReading(None, 0.9))
+    assert _uncertainty(p, slots, 0.99) == (False, "")
+    unsure, note = _uncertainty(p, slots, 0.99, (HandReading("east", (0.0, 0.0), 0.9),))
+    assert unsure and note == "low confidence: slot 1 at 0.65"
