@@ -61,7 +61,8 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
         alone = sum(c.agree and c.how == "seen" for c in r.checks)
         rows.append({"seed": seed + i, "skill": plan[i].skill, "turns": len(r.checks), "agree": agree, "seen_alone": alone, "questions": r.questions,
                      "missed_turns": r.missed_turns, "desynced_turns": r.desynced_turns, "refused": r.refused, "build_errors": r.build_errors,
-                     "winner": r.winner, "loser": r.loser, "sim_s": round(r.sim_s, 1), "wall_s": round(r.wall_s, 1)})
+                     "winner": r.winner, "loser": r.loser, "truth_loser": r.truth_loser,
+                     "sim_s": round(r.sim_s, 1), "wall_s": round(r.wall_s, 1)})
         latencies += r.release_latency_s
         print(json.dumps(rows[-1]), flush=True)
     if pool is not None:
@@ -75,6 +76,9 @@ def run_bench(matches: int = 3, seed: int = 1, players: int = 3, max_turns: int 
         "questions": sum(r["questions"] for r in rows),
         "missed_turns": sum(r["missed_turns"] for r in rows),
         "desynced_turns": sum(r["desynced_turns"] for r in rows),
+        # RULES.md 8 as the twin played it: the matches whose tower fell, and those whose loser the referee named right
+        "collapses": sum(r["truth_loser"] is not None for r in rows),
+        "collapses_blamed_right": sum(r["truth_loser"] is not None and r["loser"] == r["truth_loser"] for r in rows),
         "release_to_announce_s": {"median": _pct(latencies, 0.5), "p95": _pct(latencies, 0.95), "n": len(latencies)},
         "sim_s_per_wall_s": round(sum(r["sim_s"] for r in rows) / max(1e-9, sum(r["wall_s"] for r in rows)), 3),
     }

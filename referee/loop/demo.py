@@ -66,6 +66,7 @@ class DemoResult:
     log_path: str | None = None
     build_errors: int = 0
     release_latency_s: list[float] = field(default_factory=list)  # truth release -> referee's place
+    truth_loser: str | None = None  # who lost as the twin played it (RULES.md 8); None: the tower stood
 
     def summary(self) -> dict:
         return {"winner": self.winner, "loser": self.loser, "turns": self.turns, "match": self.match}
@@ -223,6 +224,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
 
         recording = ObservationWriter(opts.record_to, clock)
     turn_spans: list[tuple[int, int]] = []
+    turn_starts: list[tuple[float, int]] = []  # (when, seat): a player whose turn began is at the tower
     loop = TableLoop(session, fuser, reader, devices.camera, devices.sensors, detectors, clock,
                      frame_period_s=opts.frame_period_s, busy_frame_period_s=opts.busy_frame_period_s,
                      buttons=devices.buttons, speaker=devices.speaker,
@@ -274,6 +276,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
             break
         turns_started += 1
         n_truth = turn_truth["from"] = len(twin.truth)
+        turn_starts.append((twin.t, player.seat))
         if recording is not None:
             recording.add("turn", twin.t, {"from": n_truth, "seat": player.seat})
         try:
@@ -332,6 +335,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         log_path=str(store.path),
     )
     result.checks = compare_with_truth(store, session.match_id, truth_turns, names)
+    result.truth_loser = truth_loser(twin.truth, turn_starts, names)
     if recording is not None:
         path = recording.close({"players": names, "seed": opts.seed, "skill": opts.skill, "options": opts.options,
                                 "setup_tower": [list(r) for r in read_rows], "truth": twin.truth,
@@ -625,17 +629,32 @@ def release_latencies(truth: list[dict], timeline: list[tuple[str, float, float]
     return out
 
 
+def truth_loser(truth: list[dict], turn_starts: list[tuple[float, int]], names: list[str]) -> str | None:
+    """Who loses by RULES.md 8 as the twin played it: the player touching the tower when it fell,
+    else the last one who touched it (a player whose turn had begun is at the tower: the twin's
+    pulls start with the turn). None when it did not fall."""
+    fell = next((e["t"] for e in truth if e["type"] == "collapse"), None)
+    if fell is None:
+        return None
+    begun = [(t, seat) for t, seat in turn_starts if t <= fell]
+    touches = [e for e in truth if e["t"] <= fell and e["type"] in ("pull", "place", "touch", "two_hands", "push")]
+    if begun and (not touches or begun[-1][0] > touches[-1]["t"]):
+        return names[begun[-1][1]]
+    return names[touches[-1]["seat"]] if touches else None
+
+
 def compare_with_truth(store, match_id: str, truth_turns: list[dict], names: list[str]) -> list[TurnCheck]:
     """Per turn the twin played: did the referee log that pull (player, level, slot, block) and that
     place, and how did it know: on its own ("seen"), by asking ("asked"), or told by a player
-    after it missed the turn ("told")?"""
+    after it missed the turn ("told")? A turn that ends with the tower falling is not checked: its
+    block is not on the tower, and what the referee owes it is the loser (`truth_loser`)."""
     rows = [e for e in store.events(match_id) if e.event["event"] in ("pull", "place")]
     checks = []
     i = 0
     for turn in truth_turns:
         tp = next((e for e in turn["events"] if e["type"] == "pull"), None)
         tq = next((e for e in turn["events"] if e["type"] == "place"), None)
-        if tp is None or tq is None:
+        if tp is None or tq is None or any(e["type"] == "collapse" for e in turn["events"]):
             continue
         pull = next((r for r in rows[i:] if r.event["event"] == "pull"), None)
         place = None

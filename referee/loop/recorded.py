@@ -321,6 +321,8 @@ def _player_check(session, fuser, payload: dict, truth: list[dict], names: list[
     rnd = session.play_round
     if rnd is None or rnd.over:
         return
+    if any(e["type"] == "collapse" for e in truth[:payload["truth_upto"]]):
+        return  # the tower is down: the players report the fall, not the turn (demo.referee_caught_up)
     if rnd.hand is None and rnd.tower.names() == payload["table"]:
         return
     result.missed_turns += 1

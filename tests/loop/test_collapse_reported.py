@@ -82,3 +82,20 @@ def _reading_with_a_hand_from(entry_deg, t):
 
     slots = tuple(SlotReading(Block.parse(n), 0.95) for n in TOP)
     return TopLevelReading("y", slots, (HandReading("north", (0, 0), 0.9, entry_deg=entry_deg),), t=t)
+
+
+def test_the_twins_loser_is_the_player_last_at_the_tower_before_it_fell():
+    """What the bench holds the referee's call against (RULES.md 8), from the twin's own record."""
+    from referee.loop.demo import truth_loser
+
+    names = ["Ana", "Ben", "Cy"]
+    bens_turn = [{"t": 31.0, "type": "pull", "seat": 1}, {"t": 32.8, "type": "place", "seat": 1}]
+    cys_turn = [{"t": 34.2, "type": "pull", "seat": 2}, {"t": 35.9, "type": "place", "seat": 2}]
+    fell = [{"t": 36.0, "type": "collapse"}]
+    # seed 118: Cy's block slid off the top as he let go
+    assert truth_loser(bens_turn + cys_turn + fell, [(30.2, 1), (33.4, 2)], names) == "Cy"
+    # it fell after Ben's place, before Cy began: Ben's
+    assert truth_loser(bens_turn + [{"t": 33.0, "type": "collapse"}], [(30.2, 1), (33.4, 2)], names) == "Ben"
+    # Cy's turn had begun (his hand on the way) but he had not touched a block yet: Cy's
+    assert truth_loser(bens_turn + [{"t": 33.5, "type": "collapse"}], [(30.2, 1), (33.4, 2)], names) == "Cy"
+    assert truth_loser(bens_turn + cys_turn, [(30.2, 1), (33.4, 2)], names) is None
