@@ -35,8 +35,12 @@ class FallenWatch:
         down, a collapse that the camera has nothing to add."""
         self.judge.sensor_event(event)
 
-    def frame(self, t: float, image, top_level: int, round_key: Any, now: float) -> SensorEvent | None:
-        """Look at this frame if it is time to; a collapse the camera settles, else None."""
+    def frame(self, t: float, image, place_level: int, round_key: Any, now: float) -> SensorEvent | None:
+        """Look at this frame if it is time to; a collapse the camera settles, else None.
+        `place_level`: the level the next block is laid on (`Tower.place_level`): the tower, a
+        block being laid included, reaches no higher, and what lies against it is not judged.
+        One level higher (as before 2026-11-29) on a top not yet full hid a block that had slid
+        off the top and lay on the tray 15 mm from the tower (twin seed 118)."""
         from vision.fallen import fallen_blocks_in_frame
 
         new_round = round_key != self.round_key
@@ -47,7 +51,7 @@ class FallenWatch:
         self.next_check_t = now + self.idle_period_s
         self.checks += 1
         try:
-            blocks = fallen_blocks_in_frame(self.cfg, self.pipeline, image, (top_level + 1) * float(self.pipeline.tray.block_mm[2]))
+            blocks = fallen_blocks_in_frame(self.cfg, self.pipeline, image, place_level * float(self.pipeline.tray.block_mm[2]))
         except Exception:  # the tray is hidden in this frame: the next one will do
             return None
         if new_round:  # what lies beside the tower as the round starts is not a collapse

@@ -197,7 +197,7 @@ class TableLoop:
             self._submit_all(self.fuser.on_frame(reading, self.session.play_round))
         now_rnd = self.session.play_round
         if self.fallen is not None and now_rnd is not None and not now_rnd.over:
-            seen = self.fallen.frame(frame.t, frame.image, now_rnd.tower.top_level, self.session.round_no, self.clock.now())
+            seen = self.fallen.frame(frame.t, frame.image, now_rnd.tower.place_level(), self.session.round_no, self.clock.now())
             if seen is not None:
                 self.stats.sensor_events.append(seen)
                 if self.observer is not None:

@@ -66,3 +66,23 @@ def test_the_block_in_a_players_hand_seen_beside_the_tower_is_not_a_fallen_block
     sensors.thud_t = 3.0  # the jolt of the block coming out
     seen["now"] = (SimpleNamespace(center_mm=(268.0, 144.0), confidence=0.9, whole=True),)  # carried past the tower
     assert watch.frame(3.1, None, 15, 1, 3.1) is None
+
+
+def test_the_tower_is_masked_up_to_the_level_the_next_block_goes_on(monkeypatch):
+    """What lies against the tower is not judged, and the tower is taken to reach as high as a block
+    being laid: on a top not yet full that is the top itself, not a level above it. Twin seed 118:
+    Cy's block slid off a 19-level top with one block on it and lay on the tray 15 mm from the
+    tower; masked as if the tower reached level 20, it touched the mask and was passed over."""
+    from tests.loop.test_table_loop import TOWER, make_loop, run
+
+    heights = []
+    monkeypatch.setattr(vision.fallen, "fallen_blocks_in_frame", lambda cfg, p, image, z: heights.append(z) or ())
+    sensors = Sensors()
+    # four full levels: the next block starts level 5; a fifth level begun: it goes on level 5 too
+    for tower, top in ((TOWER, ["red-skip", "green-reverse", "blue-draw2"]), (TOWER + [[None, "yellow-1", None]], [None, "yellow-1", None])):
+        watch = FallenWatch(SimpleNamespace(tray=Tray()), sensors, load_detector_config().camera_collapse, fallen_cfg={})
+        clock, session, loop, _ = make_loop([(0.0, top, "x", [])], [], tower=tower, fallen=watch)
+        assert session.round is not None
+        heights.clear()
+        run(clock, loop, 0.3)
+        assert heights and set(heights) == {5 * 15.0}
