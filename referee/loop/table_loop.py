@@ -230,12 +230,15 @@ class TableLoop:
             self.session.name_color(press.button)
 
     # -- results --------------------------------------------------------------------------------
-    def _submit_all(self, outputs) -> None:
+    def _submit_all(self, outputs) -> dict:
+        """Each event submitted, each question asked, in order; the last event's report ({}: none)."""
+        report: dict = {}
         for out in outputs:
             if isinstance(out, Question):
                 self._ask(out)
                 continue
-            self._submit(out)
+            report = self._submit(out)
+        return report
 
     def _ask(self, question: Question) -> None:
         """Put the fuser's question on the page (and the speaker); a player may answer it there,
@@ -507,13 +510,7 @@ class TableLoop:
         rnd = self.session.play_round
         if rnd is None or rnd.over:
             return self.session.submit({"event": "collapse"}, evidence)  # (the engine says why not)
-        report: dict = {}
-        for out in self.fuser.collapse_reported(self.clock.now(), rnd, dict(evidence)):
-            if isinstance(out, Question):
-                self._ask(out)
-            else:
-                report = self._submit(out)
-        return report
+        return self._submit_all(self.fuser.collapse_reported(self.clock.now(), rnd, dict(evidence)))
 
     def _submit(self, fused: FusedEvent) -> dict:
         if fused.event.get("event") == "collapse":  # the page plots what the sensors felt
