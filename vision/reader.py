@@ -984,7 +984,7 @@ def height_seen_by(reg0: Registration, reg: Registration, z: float) -> float:
 
 
 def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
-                       orient: str) -> tuple[str, SlotEvidence, tuple[SlotReading, ...], float] | None:
+                       orient: str, up_only: bool = False) -> tuple[str, SlotEvidence, tuple[SlotReading, ...], float] | None:
     """For a reading with a slot of two colours (two_coloured_slots), a glyph at an end of its
     middle block (crossed_middle) or a contested empty slot (contested_empties): the other
     orientation at the same height, kept when it reads a block and no slot of two colours.
@@ -1000,15 +1000,28 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     When that reads no block, the lone block is read one level up (z plus a block's height): the
     face search lines up the largest face, and that is often the full level below (synthetic
     1129/0026, 1139/0066, one level short), where the lone block, a level nearer the camera,
-    is read out of its place and no glyph is seen. Returns (orientation, evidence, readings) at
+    is read out of its place and no glyph is seen. So is one whose reading at the height given
+    shows a slot of two colours: seen from far aside a level short, the lone block's slot
+    takes in some of the level below round it (synthetic 29/0043: one level up it reads whole).
+
+    `up_only`: for a reading that raised no such doubt but whose orientation stays unsure
+    (decision.unsure_orientation_read_up): only one level up is read, and kept only when it is
+    a sure reading (every slot at decision.uncertain_below or more) with no contested empty
+    slot. A tall tower's lone block at one end of the top, seen from aside, leaves the level
+    below's three blocks whole beside it (synthetic 31/0074: they read as the top, its
+    orientation at 0.59). Returns (orientation, evidence, readings) at
     the height given or one level up, and that height, or None."""
     other = "x" if orient == "y" else "y"
-    for z2 in (z, z + float(p.tray.block_mm[2])):
+    for z2 in ((z + float(p.tray.block_mm[2]),) if up_only else (z, z + float(p.tray.block_mm[2]))):
         ev = slot_evidence(p, ctx, img, z2, other)
         if not reads_a_block(p, ev):
             continue
         slots = slot_readings(p, ev)
-        return None if two_coloured_slots(p, ev, slots) else (other, ev, slots, z2)
+        if up_only and (min(s.confidence for s in slots) < float(p.cfg["decision"]["uncertain_below"])
+                        or contested_empties(p, ev, slots)):
+            continue
+        if not two_coloured_slots(p, ev, slots):
+            return other, ev, slots, z2
     return None
 
 
@@ -1073,8 +1086,12 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     empties = contested_empties(p, ev, slots)
     contested = first == 0 and not two and not crossed and bool(empties)
     read_across = False
-    if (two or crossed or contested) and first == 0:
-        across = _lone_block_across(p, ctx, img, z, orient)
+    doubted = two or crossed or contested
+    # (a reading whose orientation stays unsure may be the level below a lone block: read it one level up)
+    unsure_up = (not doubted and p.cfg["decision"].get("unsure_orientation_read_up", False)
+                 and o_conf < float(p.cfg["decision"]["uncertain_below"]))
+    if (doubted or unsure_up) and first == 0:
+        across = _lone_block_across(p, ctx, img, z, orient, up_only=unsure_up)
         if across is not None:
             orient, ev, slots, z = across
             o_conf, two, crossed, read_across = 1.0 - o_conf, [], False, True

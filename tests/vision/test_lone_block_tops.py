@@ -83,6 +83,78 @@ def test_nothing_read_across_at_either_height_keeps_the_first_reading(pipe, monk
     assert reader._lone_block_across(pipe, None, None, 95.0, "y") is None
 
 
+def _two_coloured_at(monkeypatch, bad: SlotEvidence, slot: int = 0):
+    """The two-colour check flags `slot` of the evidence `bad` only."""
+    monkeypatch.setattr(reader, "two_coloured_slots", lambda p, ev, slots: [slot] if ev is bad else [])
+
+
+def test_a_lone_block_of_two_colours_at_the_height_found_is_read_one_level_up(pipe, monkeypatch):
+    # synthetic 29/0043, a tall top seen from aside a level short: read across there, the lone
+    # blue 1's slot takes in the level below round it; one level up it reads whole
+    at_face = _evidence([0.95, 0.02, 0.01], [0.99, 0.9, 0.9], [0.98, 0.35, 0.35])
+    _evidence_by_height(monkeypatch, {(252, "y"): at_face, (267, "y"): LONE_BLOCK})
+    _two_coloured_at(monkeypatch, at_face)
+    orient, ev, slots, z = reader._lone_block_across(pipe, None, None, 252.0, "x")
+    assert (orient, z, ev) == ("y", 267.0, LONE_BLOCK)
+    assert str(slots[0].block) == "red-1"
+
+
+def test_a_lone_block_of_two_colours_at_both_heights_is_not_read_across(pipe, monkeypatch):
+    _evidence_by_height(monkeypatch, {(252, "y"): LONE_BLOCK, (267, "y"): LONE_BLOCK})
+    _two_coloured_at(monkeypatch, LONE_BLOCK)
+    assert reader._lone_block_across(pipe, None, None, 252.0, "x") is None
+
+
+# A reading that raised no doubt but whose orientation stays unsure: a lone block one level up
+# is read only there, and only a sure reading of it is kept.
+
+def test_an_unsure_orientation_is_read_one_level_up_only(pipe, monkeypatch):
+    # synthetic 31/0074: the level below's three blocks read whole at 250 mm, the orientation at
+    # 0.59; the lone red 4 lies across their ends at 265 mm
+    asked = []
+    real = {(265, "y"): LONE_BLOCK}
+    monkeypatch.setattr(reader, "slot_evidence",
+                        lambda p, ctx, img, z, o, first=0: asked.append((round(z), o)) or real.get((round(z), o), LONE_BLOCK))
+    orient, _, slots, z = reader._lone_block_across(pipe, None, None, 250.0, "x", up_only=True)
+    assert (orient, z) == ("y", 265.0) and str(slots[0].block) == "red-1"
+    assert asked == [(265, "y")]  # never across at the height found
+
+
+def test_an_unsure_reading_one_level_up_is_not_kept(pipe, monkeypatch):
+    # synthetic family-1/0057: the lone yellow 1 read right at 51 mm; one level up the same
+    # block, out of its place, read as a yellow Draw Two with an empty slot at 0.62
+    doubtful = _evidence([0.95, 0.02, 0.5], [0.99, 0.9, 0.9], [0.98, 0.35, 0.35])
+    _evidence_by_height(monkeypatch, {(66, "x"): doubtful})
+    assert min(s.confidence for s in reader.slot_readings(pipe, doubtful)) < pipe.cfg["decision"]["uncertain_below"]
+    assert reader._lone_block_across(pipe, None, None, 51.0, "y", up_only=True) is None
+
+
+@pytest.mark.parametrize("o_conf, switched_on, looked_up", [(0.55, True, True), (0.55, False, False), (0.9, True, False)])
+def test_a_frame_whose_orientation_stays_unsure_looks_one_level_up(calibration, small_kit, monkeypatch,
+                                                                   o_conf, switched_on, looked_up):
+    import cv2
+
+    pipe = load_pipeline(calibration)
+    pipe.cfg["decision"]["unsure_orientation_read_up"] = switched_on
+    img = cv2.imread(str(small_kit / "images" / "0015.png"))
+    real_top = reader.read_top
+    monkeypatch.setattr(reader, "read_top", lambda *a, **k: (lambda r: r and (r[0], r[1], o_conf))(real_top(*a, **k)))
+    for check in ("two_coloured_slots", "contested_empties"):
+        monkeypatch.setattr(reader, check, lambda *a, **k: [])
+    monkeypatch.setattr(reader, "crossed_middle", lambda *a, **k: False)
+    calls = []
+    monkeypatch.setattr(reader, "_lone_block_across", lambda *a, **k: calls.append(k) and None)
+    reader.read_frame(pipe, img)
+    assert calls == ([{"up_only": True}] if looked_up else [])
+
+
+def test_a_reading_one_level_up_with_a_contested_empty_slot_is_not_kept(pipe, monkeypatch):
+    contested = _evidence([0.95, 0.01, 0.02], [0.99, 1.0, 0.6], [0.98, 1.0, 0.35])  # slot 1: colour and glyph sure
+    _evidence_by_height(monkeypatch, {(66, "x"): contested})
+    assert reader.contested_empties(pipe, contested, reader.slot_readings(pipe, contested)) == [1]
+    assert reader._lone_block_across(pipe, None, None, 51.0, "y", up_only=True) is None
+
+
 def test_a_face_pattern_sure_of_the_level_below_is_checked_when_its_blocks_read_weakly(pipe, monkeypatch):
     # synthetic 929/0039, a tall top seen from aside: the face pattern gave the level below's
     # orientation 0.85, whose blocks then read at 0.66 and 0.52; the top's own read at 0.96
