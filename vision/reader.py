@@ -200,15 +200,21 @@ BLOCK_NAMES = tuple(f"{c}-{g}" for c in COLOR_CLASSES[:4] for g in GLYPHS[:7]) +
 def block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> list[tuple[str, float]]:
     """Joint block probabilities from independent colour and glyph probabilities, best first
     (BLOCK_NAMES' order where equal)."""
+    return _block_posterior(p_color, p_glyph)[0]
+
+
+def _block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> tuple[list[tuple[str, float]], float]:
+    """block_posterior, and how much of the two models' probability lies on blocks that exist
+    (the joint's sum before it is normalised: `colour_glyph_agreement`)."""
     pc = np.asarray(p_color, dtype=np.float64)
     pg = np.asarray(p_glyph, dtype=np.float64)
     joint = np.empty(len(BLOCK_NAMES))
     np.multiply(pc[:4, None], pg[None, :7], out=joint[:-1].reshape(4, 7))
     joint[-1] = pc[4] * pg[7]
-    total = sum(joint.tolist()) or 1.0  # (summed in order, as a Python sum)
-    post = joint / total
+    agreement = sum(joint.tolist())  # (summed in order, as a Python sum)
+    post = joint / (agreement or 1.0)
     vals = post.tolist()
-    return [(BLOCK_NAMES[k], vals[k]) for k in np.argsort(-post, kind="stable").tolist()]
+    return [(BLOCK_NAMES[k], vals[k]) for k in np.argsort(-post, kind="stable").tolist()], agreement
 
 
 def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, ...]) -> np.ndarray:
@@ -629,18 +635,25 @@ def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
     occupancy model calls a block but where no glyph is seen (`glyph_seen`) reads empty with the
     low confidence of a doubtful block, so the reading is flagged uncertain. A block whose glyph
     was read only from a moved crop (`glyphs_looked_for_again`) has its confidence times
-    decision.moved_glyph_trust."""
+    decision.moved_glyph_trust. A block whose colour and glyph the two models read as no block
+    there is (the joint's sum before it is normalised, under decision.colour_glyph_agree_below)
+    is no surer than that sum: normalised, a colour read at 0.25 beside a glyph the best colour
+    cannot carry became a sure block (synthetic 28/0021: a purplish blue 2 read wild at 0.74,
+    yellow at 0.25, and given as a yellow 2 at 0.96)."""
     ev = as_read(p, ev)
     held = blocks_held(p, ev)
     trust = float(p.cfg["decision"].get("moved_glyph_trust", 1.0))
+    agree_below = float(p.cfg["decision"].get("colour_glyph_agree_below", 0.0))
     slots = []
     for s in range(3):
-        post = block_posterior(ev.p_col[s], ev.p_gly[s])
+        post, agreement = _block_posterior(ev.p_col[s], ev.p_gly[s])
         cands = tuple((n, round(q * float(ev.p_occ[s]), 4)) for n, q in post[:3])
         if not held[s]:
             slots.append(SlotReading(None, float(1 - ev.p_occ[s]), cands))
         else:
             conf = float(ev.p_occ[s] * post[0][1]) * (trust if ev.moved is not None and ev.moved[s] else 1.0)
+            if agreement < agree_below:
+                conf = min(conf, agreement)
             slots.append(SlotReading(Block.parse(post[0][0]), conf, cands))
     return tuple(slots)
 

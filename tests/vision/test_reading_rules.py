@@ -104,3 +104,27 @@ def test_a_slot_read_at_two_thirds_is_doubtful_only_under_a_hand():
     assert _uncertainty(p, slots, 0.99) == (False, "")
     unsure, note = _uncertainty(p, slots, 0.99, (HandReading("east", (0.0, 0.0), 0.9),))
     assert unsure and note == "low confidence: slot 1 at 0.65"
+
+
+def test_a_block_whose_colour_and_glyph_read_as_no_block_there_is_is_not_sure():
+    """Synthetic 28/0021: a purplish blue 2 read wild at 0.74 and yellow at 0.25, its glyph a
+    sure 2. No wild carries a 2, so normalised the yellow 2 came out at 0.96; the two models put
+    a quarter of their probability on blocks that exist, and the reading is no surer than that."""
+    from vision.reader import SlotEvidence, _uncertainty, slot_readings
+
+    p = _pipeline_with_glyph_model()
+    p_col = np.array([[0.0, 0.25, 0.0, 0.01, 0.74]] * 3)
+    p_gly = np.array([[0.0, 0.99, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]] * 3)
+    slots = slot_readings(p, SlotEvidence(np.array([1.0, 1.0, 1.0]), p_col, p_gly))
+    assert str(slots[1].block) == "yellow-2"  # still the best block there is
+    assert slots[1].confidence < float(p.cfg["decision"]["uncertain_below"])
+    assert _uncertainty(p, slots, 0.99)[0]
+    p.cfg["decision"]["colour_glyph_agree_below"] = 0.0  # the rule off: normalised, a sure block
+    assert slot_readings(p, SlotEvidence(np.array([1.0, 1.0, 1.0]), p_col, p_gly))[1].confidence > 0.9
+
+
+def test_colour_and_glyph_that_agree_keep_their_confidence():
+    from vision.reader import slot_readings
+
+    slots = slot_readings(_pipeline_with_glyph_model(), _evidence([0.99, 0.99, 0.99], [0.98, 0.98, 0.98]))
+    assert all(s.confidence > 0.9 for s in slots)
