@@ -655,6 +655,25 @@ def other_candidates(cfg: Mapping, tray: Tray, cs: CoarseSearch, tray_bgr: np.nd
     return out
 
 
+def levels_above(tray: Tray, cs: CoarseSearch, count: int) -> list[int]:
+    """The coarse candidates one to `count` levels above the chosen one (its focal factor's camera,
+    each the nearest within half a level's height of its place; none past the search's range),
+    lowest first. For read_frame's last try when no candidate's reading finds a block: a tall
+    top seen from aside whose level holds one or two blocks shows no square outline of its own,
+    and the full level below (or one further down) wins the search; the peaks taken as the
+    other candidates then all lie lower still."""
+    level = float(tray.block_mm[2])
+    z_eq = cs.pv.cam_z * (1 - (cs.czs - cs.zs) / cs.czs)  # as other_candidates: the calibrated camera's height
+    same = np.flatnonzero(cs.facs == cs.facs[cs.chosen])
+    out: list[int] = []
+    for k in range(1, int(count) + 1):
+        want = z_eq[cs.chosen] + k * level
+        j = int(same[np.argmin(np.abs(z_eq[same] - want))])
+        if abs(float(z_eq[j]) - want) < level / 2 and j != cs.chosen and j not in out:
+            out.append(j)
+    return out
+
+
 def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
                bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
                probes: Probes | None = None, focal_search: bool = True) -> tuple[float, Registration]:

@@ -944,6 +944,16 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
         found = read_top(p, ctx2, img, z2, need_block=True)
         if found is not None:
             return z2, ctx2, found
+    # last, the levels above the chosen candidate: kept only when read surely (the top under a
+    # hand read at some height above it can find a block there: the hands then read at that height)
+    sure = float(p.cfg["decision"]["uncertain_below"])
+    for i in plane_height.levels_above(p.tray, cs, int(p.cfg["decision"].get("levels_above", 0))):
+        z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i, ctx.tray_bgr,
+                                                 p.background, ctx.gains)
+        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
+        found = read_top(p, ctx2, img, z2, need_block=True)
+        if found is not None and found[2] >= sure and min(s.confidence for s in slot_readings(p, found[1])) >= sure:
+            return z2, ctx2, found
     return None
 
 

@@ -79,3 +79,59 @@ def test_the_face_lines_up_better_at_the_tops_own_height_than_two_levels_above_o
         down += level <= 2 or at > below
     assert asked >= 5
     assert up == asked and down >= asked - 1
+
+
+def test_the_levels_above_are_the_chosen_cameras_candidates_a_level_apart(calibration, small_kit):
+    pipe = load_pipeline(calibration)
+    img = cv2.imread(str(small_kit / "images" / sorted(json.loads((small_kit / "labels.json").read_text()))[0]))
+    ctx = frame_context(pipe, img)
+    cs = ph.coarse_search(pipe.cfg, pipe.tray, ctx.registration, img, ctx.tray_bgr, pipe.background,
+                          ctx.gains, probes=pipe.height_probes)
+    cs = replace(cs, chosen=int(np.flatnonzero(cs.facs == cs.facs[cs.chosen])[3]))  # low enough to have levels above
+    above = ph.levels_above(pipe.tray, cs, 3)
+    z_eq = cs.pv.cam_z * (1 - (cs.czs - cs.zs) / cs.czs)
+    assert len(above) == 3
+    assert all(cs.facs[j] == cs.facs[cs.chosen] for j in above)
+    steps = [(z_eq[j] - z_eq[cs.chosen]) / 15.0 for j in above]
+    assert all(abs(s - k) < 0.5 for s, k in zip(steps, (1, 2, 3))), steps
+
+
+def _stuck_below(monkeypatch, readings: dict):
+    """A frame whose chosen height and other candidates read no block; `readings`: what read_top
+    finds at the levels above (by coarse index: (orientation, evidence, orientation's probability))."""
+    import vision.reader as reader
+
+    monkeypatch.setattr(ph, "other_candidates", lambda *a, **k: [])
+    monkeypatch.setattr(ph, "levels_above", lambda tray, cs, count: [7, 8, 9][:count])
+    monkeypatch.setattr(ph, "refine_candidate", lambda cfg, tray, reg, shape, cs, i, *a, **k: (15.0 * i, reg))
+    monkeypatch.setattr(reader, "read_top", lambda p, ctx, img, z, need_block=False: readings.get(round(z / 15.0)))
+    return reader
+
+
+def _evidence(glyph_sure: float):
+    from vision.reader import COLOR_CLASSES, GLYPHS, SlotEvidence
+
+    col = np.tile(np.eye(len(COLOR_CLASSES))[0] * 0.98 + 0.004, (3, 1))
+    gly = np.tile(np.full(len(GLYPHS), (1 - glyph_sure) / (len(GLYPHS) - 1)), (3, 1))
+    gly[:, 0] = glyph_sure
+    return SlotEvidence(np.array([0.99, 0.99, 0.99]), col, gly)
+
+
+def test_a_top_found_at_no_candidate_is_looked_for_on_the_levels_above_and_kept_when_sure(calibration, monkeypatch):
+    # synthetic 27/0012: an 18-level top of two blocks seen from aside; every candidate lay lower
+    pipe = load_pipeline(calibration)
+    sure = _evidence(0.98)
+    reader = _stuck_below(monkeypatch, {8: ("y", sure, 0.99)})
+    ctx = reader.FrameContext(None, None, None)
+    z, _, (orient, ev, _) = reader._top_with_a_block(pipe, np.zeros((4, 4, 3), np.uint8), None, ctx, object(), 90.0)
+    assert (z, orient, ev) == (120.0, "y", sure)
+
+
+def test_a_doubtful_reading_on_a_level_above_is_not_kept(calibration, monkeypatch):
+    # twin 71/0057: a hand over the whole top; two levels up a block was "read" under it
+    pipe = load_pipeline(calibration)
+    reader = _stuck_below(monkeypatch, {8: ("y", _evidence(0.5), 0.99), 9: ("x", _evidence(0.98), 0.55)})
+    assert reader._top_with_a_block(pipe, np.zeros((4, 4, 3), np.uint8), None, reader.FrameContext(None, None, None), object(), 90.0) is None
+    pipe.cfg["decision"]["levels_above"] = 0
+    reader = _stuck_below(monkeypatch, {7: ("y", _evidence(0.98), 0.99)})
+    assert reader._top_with_a_block(pipe, np.zeros((4, 4, 3), np.uint8), None, reader.FrameContext(None, None, None), object(), 90.0) is None
