@@ -239,3 +239,42 @@ def test_the_tower_falling_as_a_block_comes_out_is_a_collapse_the_pulled_block_a
     fell = {**drop, "landed": ["yellow-2", "green-3", "blue-1", "red-4"]}
     assert not_the_pulled_block([pull, drop])[1]["type"] == "pulled_block_drop"
     assert not_the_pulled_block([pull, fell])[1]["type"] == "collapse"
+
+
+# The detector bench's frame check masks the tower up to the level the next block goes on, as the
+# live loop's fallen-block watch does: one level higher on a top not yet full hides a block that
+# slid off it onto the tray beside the tower (twin seed 118).
+
+FULL = [["red-1", "red-2", "red-3"]] * 15
+
+
+def test_on_a_full_top_the_next_block_goes_on_a_new_level():
+    from hardware.detectors.bench import place_level_at
+
+    assert place_level_at(FULL, []) == 16
+    assert place_level_at(FULL, [16, 16, 16]) == 17
+
+
+def test_while_the_top_holds_fewer_than_three_blocks_the_next_one_goes_on_it():
+    from hardware.detectors.bench import place_level_at
+
+    assert place_level_at(FULL, [16]) == 16
+    assert place_level_at(FULL, [16, 16, 16, 17]) == 17
+    assert place_level_at(FULL[:-1] + [["red-1", None, None]], []) == 15
+
+
+def test_the_twin_frame_check_masks_the_tower_to_the_place_level(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from hardware.detectors import bench
+
+    checker = bench.twin_frame_checker.__new__(bench.twin_frame_checker)
+    checker.pipeline = SimpleNamespace(tray=SimpleNamespace(block_mm=(75.0, 25.0, 15.0)))
+    checker.frames, checker.seconds = 0, 0.0
+    heights = []
+    monkeypatch.setattr(checker, "fallen", lambda path, z: heights.append(z) or ())
+    session = SimpleNamespace(meta={"tower": FULL}, truth=lambda: [{"type": "place", "t": 5.0, "level": 16}])
+    check = checker(session)
+    check(1.0, tmp_path / "a.png")  # the start: the top is full
+    check(6.0, tmp_path / "b.png")  # one block laid on level 16: the next goes there too
+    assert heights == [16 * 15.0, 16 * 15.0]
