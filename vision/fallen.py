@@ -62,6 +62,7 @@ _NUMBERS = ("px_per_mm", "margin_mm", "min_chroma", "skin_max_chroma", "min_ligh
             "marker_margin_mm", "touch_mm", "partial_confidence")
 _BACKGROUND = ("chroma", "dark", "bright")
 BRIDGE_MM = 40.0  # `_joined_to_tower`'s reach when a settings file has none
+LYING_TOLERANCE, LYING_FILL = 0.15, 0.8  # `_lies_whole`'s, likewise
 
 
 def fallen_config_from_dict(data: Any, origin: str = "fallen-block settings") -> dict:
@@ -101,6 +102,11 @@ def fallen_config_from_dict(data: Any, origin: str = "fallen-block settings") ->
     if isinstance(bridge, bool) or not isinstance(bridge, (int, float)) or not 0 <= bridge <= 200:
         raise FallenConfigError(f"{origin}: bridge_mm must be a number from 0 to 200, not {bridge!r}")
     out["bridge_mm"] = float(bridge)
+    for k, default in (("lying_tolerance", LYING_TOLERANCE), ("lying_fill", LYING_FILL)):
+        v = data.get(k, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise FallenConfigError(f"{origin}: {k} must be a number from 0 to 1, not {v!r}")
+        out[k] = float(v)
     if out["px_per_mm"] <= 0:
         raise FallenConfigError(f"{origin}: px_per_mm must be positive")
     if out["min_area_mm2"] > out["max_area_mm2"] or out["min_long_mm"] > out["max_long_mm"] or out["min_short_mm"] > out["max_short_mm"]:
@@ -225,6 +231,7 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         return ()
     near = _kernel(cfg["touch_mm"], ppm)
     by_tower = cv2.dilate(tower.astype(np.uint8), near) > 0
+    by_foot = cv2.dilate(tower_mask(cfg, tray, reg, plane, 0.0).astype(np.uint8), near) > 0  # the tower's own base
     by_edge = cv2.dilate((~plane.seen).astype(np.uint8), near) > 0
     gap_k = _kernel(2 * cfg["hand_ring_gap_mm"], ppm)
     ring_k = _kernel(2 * (cfg["hand_ring_gap_mm"] + cfg["hand_ring_mm"]), ppm)
@@ -238,12 +245,16 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         pad = int(np.ceil(2 * (cfg["hand_ring_gap_mm"] + cfg["hand_ring_mm"]) * ppm)) + 2
         ys, xs = slice(max(0, y - pad), y + h + pad), slice(max(0, x - pad), x + w + pad)
         blob = labels[ys, xs] == i
-        if (blob & by_tower[ys, xs]).any():
-            continue  # against the tower: a block being pulled, or the tower leaning - not judged here
         whole = not (blob & by_edge[ys, xs]).any()
         pts = np.column_stack(np.nonzero(blob)[::-1]).astype(np.float32)
         (_, _), (rw, rh), _ = cv2.minAreaRect(pts)
         long_mm, short_mm = max(rw, rh) / ppm, min(rw, rh) / ppm
+        beside = False
+        if (blob & by_tower[ys, xs]).any():
+            hull_mm2 = float(cv2.contourArea(cv2.convexHull(pts))) / ppm ** 2  # (its white oval inside)
+            beside = whole and not (blob & by_foot[ys, xs]).any() and _lies_whole(cfg, tray, long_mm, short_mm, hull_mm2)
+            if not beside:
+                continue  # against the tower: a block being pulled, or the tower leaning - not judged here
         if not (long_mm <= cfg["max_long_mm"] and cfg["min_short_mm"] <= short_mm <= cfg["max_short_mm"]):
             continue
         if whole and (long_mm < cfg["min_long_mm"] or area_mm2 < cfg["min_area_mm2"] or long_mm < cfg["min_aspect"] * short_mm):
@@ -260,8 +271,8 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         hand = float(_not_background(cfg, tray, reg, plane, warp, ring_px, tray_bgr, table_bgr, background, gains).mean())
         if hand > cfg["max_hand_fraction"]:
             continue  # a hand holds it
-        if _joined_to_tower(cfg, tray, reg, plane, warp, labels == i, tower, colour | markers, tray_bgr, table_bgr,
-                            background, gains):
+        if not beside and _joined_to_tower(cfg, tray, reg, plane, warp, labels == i, tower, colour | markers, tray_bgr,
+                                           table_bgr, background, gains):
             continue  # joined to it by what is not bare tray: a pulled block's end beyond its white oval
         cyx = np.nonzero(blob)
         c_mm = apply_h(plane.A, np.array([[xs.start + cyx[1].mean(), ys.start + cyx[0].mean()]]))[0]
@@ -270,6 +281,27 @@ def find_fallen_blocks(cfg: Mapping, tray: Tray, reg: Registration, image: np.nd
         found.append(FallenBlock((round(float(c_mm[0]), 1), round(float(c_mm[1]), 1)),
                                  (round(long_mm, 1), round(short_mm, 1)), round(conf * (1.0 if whole else cfg["partial_confidence"]), 3), whole))
     return tuple(found)
+
+
+def _lies_whole(cfg: Mapping, tray: Tray, long_mm: float, short_mm: float, hull_mm2: float) -> bool:
+    """Whether a blob is one whole block lying on the tray, as the tray plane shows it: a block's
+    length and its width or height within `lying_tolerance` (relative), its convex hull filling
+    `lying_fill` of its rectangle (0 tolerance: never).
+
+    A tall tower's top, seen from above, covers the tray round its foot, so the tower's mask (the
+    footprint seen at the tray and at the top) reaches well beyond the foot, and a block that slid
+    off the top and lay beside the foot touched it and was passed over (twin run 911-005: a blue 4
+    off a 17-level top, 77 x 26 mm, lying 10 mm from the mask's edge). On the tray plane a block
+    lying on the tray shows its own size; anything of the tower seen there lies higher, so shows
+    larger (the top of that tower 1.9 times), and a block being pulled out of a level near the
+    foot touches the foot itself, which stays not judged."""
+    tol = float(cfg.get("lying_tolerance", LYING_TOLERANCE))
+    if tol <= 0:
+        return False
+    L, W, H = (float(v) for v in tray.block_mm)
+    lo, hi = 1.0 - tol, 1.0 + tol
+    return (lo * L <= long_mm <= hi * L and lo * min(W, H) <= short_mm <= hi * max(W, H)
+            and hull_mm2 >= float(cfg.get("lying_fill", LYING_FILL)) * long_mm * short_mm)
 
 
 def _joined_to_tower(cfg: Mapping, tray: Tray, reg: Registration, plane: _Plane, warp: np.ndarray, blob: np.ndarray,

@@ -53,6 +53,7 @@ class _Track:
     first_t: float
     last_t: float
     whole: bool
+    before: float | None = None  # the frame before its first sighting (it was not seen lying there then)
 
     def lying_for(self) -> float:
         """How long the block has been seen lying at this place."""
@@ -73,6 +74,7 @@ class CameraConfirmedCollapse:
         self._ignored: list[np.ndarray] = []
         self.carrying = False  # a block is in a player's hand (the sensors' lift, not yet placed)
         self._sightings: list[tuple[float, np.ndarray]] = []  # (frame time, centre) of recent blocks seen
+        self._last_frame_t: float | None = None
 
     def ignore(self, blocks: Iterable[SeenBlock]) -> None:
         """Blocks lying outside the tower before the round began (not a collapse)."""
@@ -81,6 +83,7 @@ class CameraConfirmedCollapse:
     def reset(self) -> None:
         """A new round: the tower stands again."""
         self.collapsed, self._tracks, self._ignored, self.carrying, self._sightings = False, [], [], False, []
+        self._last_frame_t = None
 
     def sensor_event(self, event: SensorEvent) -> SensorEvent | None:
         """The sensors' events: a collapse passes through (once); lifts and places say whether a block is in hand."""
@@ -99,11 +102,12 @@ class CameraConfirmedCollapse:
         c = self.cfg
         seen = [b for b in blocks if b.confidence >= c.min_confidence and not self._is_ignored(b)]
         pairs = list(zip(seen, self._update_tracks(t, seen)))
+        self._last_frame_t = t
         if self.carrying:  # the block in hand may be what is seen: only a sure or a still one counts
             pairs = [(b, tr) for b, tr in pairs
                      if b.confidence >= c.in_hand_min_confidence or tr.lying_for() >= c.in_hand_still_s - 1e-6]
         seen = [b for b, _ in pairs]
-        impact = self.impacts.first_impact(t - c.candidate_window_s, t, c.candidate_g)
+        impact = self._impact(t, [tr for _, tr in pairs])
         judged = [b for b, tr in pairs if (b.whole or c.partial_after_thud)
                   and (b.confidence >= c.sure_confidence or tr.lying_for() >= c.doubtful_still_s - 1e-6)
                   and (impact is None or not self._seen_before(b, impact[0]))]
@@ -125,6 +129,23 @@ class CameraConfirmedCollapse:
             self.collapsed = True
             self.events.append(ev)
         return ev
+
+    def _impact(self, t: float, tracks: list[_Track]) -> tuple[float, float] | None:
+        """The thud a block seen now fell in: the first within `candidate_window_s` before this frame,
+        unless one came after the frame before a newly seen block's first sighting (less that
+        frame gap again: it landed after that frame, where it was not yet seen); then that one.
+        A player's jolts before the fall are thuds too: taking the window's first gave a block
+        that slid off as it was placed (twin run 911-005, seen first at 21.9 s) the jolt of 20.9 s,
+        0.7 s before it fell, while the block was still in hand."""
+        c = self.cfg
+        lo = t - c.candidate_window_s
+        fresh = [tr for tr in tracks if tr.before is not None and tr.first_t > lo]
+        if fresh:
+            tr = min(fresh, key=lambda tr: tr.first_t)
+            landed = self.impacts.first_impact(max(lo, 2 * tr.before - tr.first_t), t, c.candidate_g)
+            if landed is not None:
+                return landed
+        return self.impacts.first_impact(lo, t, c.candidate_g)
 
     def _event(self, when: float, t: float, b: SeenBlock, conf: float, extra: dict, detected_at: float | None) -> SensorEvent:
         evidence = {"camera_t": t, "x_mm": float(b.center_mm[0]), "y_mm": float(b.center_mm[1]),
@@ -159,7 +180,7 @@ class CameraConfirmedCollapse:
                     match = tr
                     break
             if match is None:
-                match = _Track(p, t, t, b.whole)
+                match = _Track(p, t, t, b.whole, self._last_frame_t)
             match.last_t, match.whole = t, b.whole
             kept.append(match)
         mine = list(kept)

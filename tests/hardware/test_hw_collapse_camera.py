@@ -278,3 +278,21 @@ def test_the_twin_frame_check_masks_the_tower_to_the_place_level(monkeypatch, tm
     check(1.0, tmp_path / "a.png")  # the start: the top is full
     check(6.0, tmp_path / "b.png")  # one block laid on level 16: the next goes there too
     assert heights == [16 * 15.0, 16 * 15.0]
+
+
+# The thud a block fell in: a player's jolts come before a fall too. Twin run 911-005: the blue 4 slid
+# off the top as it was placed and was first seen at 21.9 s; the first thud of the window was a jolt
+# at 20.9 s, while the block was still in hand, and the collapse was dated 0.7 s early.
+
+def test_a_block_first_seen_after_an_empty_frame_fell_in_the_thud_after_that_frame(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(20.9, 21.85))
+    assert det.frame(21.7, []) is None  # nothing lies there yet
+    ev = det.frame(21.9, [Seen((170.0, 57.0), confidence=0.9)])
+    assert ev is not None and ev.t == pytest.approx(21.85)
+
+
+def test_with_no_thud_after_the_empty_frame_the_windows_first_thud_stands(cfg):
+    det = CameraConfirmedCollapse(cfg, Thuds(20.9))
+    assert det.frame(21.7, []) is None
+    ev = det.frame(21.9, [Seen((170.0, 57.0), confidence=0.9)])
+    assert ev is not None and ev.t == pytest.approx(20.9)

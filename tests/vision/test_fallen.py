@@ -255,3 +255,32 @@ def test_a_bad_bridge_setting_is_refused_by_name():
         fallen_config_from_dict(data)
     del data["bridge_mm"]
     assert fallen_config_from_dict(data)["bridge_mm"] == 40.0  # a table's settings from before keep the shipped reach
+
+
+# A tall tower's top, seen from above, covers the tray round its foot, so its mask reaches well beyond
+# the foot. A block that slid off the top and lay beside the foot touched the mask and was passed over
+# (twin run 911-005); a block lying whole on the tray shows its own size there, and is judged.
+
+def test_a_block_lying_whole_beside_a_tall_towers_foot_is_found_though_the_towers_mask_reaches_it():
+    y = 140.0 + 37.5 + 35.0 + 12.5  # 35 mm of bare tray from the foot
+    image = _scene([(140.0, y, 7.5, 0.0, BLOCK_RGB["green"])])
+    found = _find(image, z_top=200.0)  # a tower this tall is masked up to the block
+    assert len(found) == 1 and found[0].whole and abs(found[0].center_mm[1] - y) < 10.0
+    cfg = load_fallen_config()
+    cfg["lying_tolerance"] = 0.0  # off: against the mask, not judged
+    vcfg = _vision_config()
+    reg = register(vcfg, TRAY, cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+    assert find_fallen_blocks(cfg, TRAY, reg, image, tl.tray_color(vcfg, TRAY, reg, image), z_top_mm=200.0) == ()
+
+
+def test_a_block_against_the_towers_foot_is_still_not_judged():
+    y = 140.0 + 37.5 + 12.5 + 2.0  # touching the foot: a block being pulled out of a low level
+    assert _find(_scene([(140.0, y, 7.5, 0.0, BLOCK_RGB["green"])]), z_top=300.0) == ()
+
+
+def test_part_of_the_tower_seen_beyond_its_foot_is_no_block_lying_there():
+    """High up, a block shows larger on the tray plane than one lying on it: a tall top's block
+    sticking out is not taken for a fallen one (it is against the mask and too large)."""
+    cx, cy = TRAY.tower_center
+    image = _scene([(cx, cy + 37.5 + 20.0, 11.5 * 15.0, 90.0, BLOCK_RGB["red"])])  # the 12th level's block, 40 mm out
+    assert _find(image, z_top=LEVELS * 15.0) == ()
