@@ -205,7 +205,7 @@ def block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> list[tuple[str,
 
 def _block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> tuple[list[tuple[str, float]], float]:
     """block_posterior, and how much of the two models' probability lies on blocks that exist
-    (the joint's sum before it is normalised: `colour_glyph_agreement`)."""
+    (the joint's sum before it is normalised: how far colour and glyph agree, `slot_readings`)."""
     pc = np.asarray(p_color, dtype=np.float64)
     pg = np.asarray(p_glyph, dtype=np.float64)
     joint = np.empty(len(BLOCK_NAMES))
