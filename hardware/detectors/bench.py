@@ -329,20 +329,22 @@ def _label(folder: Path, sessions: list[Path]) -> str:
 TWIN_VISION = Path(__file__).resolve().parents[2] / "calibration" / "twin" / "vision"  # the shipped twin calibration
 
 
-def place_level_at(start_map: list, placed_levels: list[int]) -> int:
-    """The level the next block goes on (`Tower.place_level`), from the tower as a session's map
-    starts it (names per level, bottom first) and the levels of the blocks placed since: the top
-    while it holds fewer than three blocks, else a new level above. The fallen-block check masks
-    the tower up to there, as the live loop's watch does (`FallenWatch.frame`); one level higher
-    on a top not yet full hides a block that slid off it onto the tray beside the tower."""
-    top = len(start_map)
-    held = sum(1 for b in start_map[-1] if b) if start_map else 0
-    for lv in placed_levels:
-        if lv > top:
-            top, held = lv, 1
-        elif lv == top:
-            held += 1
-    return top if 0 < top and held < 3 else top + 1
+def place_level_at(start_map: list, changes: Iterable[dict]) -> int:
+    """The level the next block goes on (`Tower.place_level`, the engine's own rule), from the tower
+    as a session's map starts it (names per level, bottom first) and the truth's pulls and places
+    since. The fallen-block check masks the tower up to there, as the live loop's watch does
+    (`FallenWatch.frame`); one level higher on a top not yet full hides a block that slid off it
+    onto the tray beside the tower."""
+    from referee.blocks import Block
+    from referee.tower import Tower
+
+    tower = Tower.build([[Block.parse(n) if n else None for n in row] for row in start_map])
+    for e in changes:
+        if e["type"] == "pull":
+            tower = tower.without(int(e["level"]), int(e["slot"]))
+        elif e["type"] == "place":
+            tower = tower.with_block(int(e["level"]), int(e["slot"]), Block.parse(e["block"]))
+    return tower.place_level()
 
 
 class twin_frame_checker:
@@ -361,12 +363,13 @@ class twin_frame_checker:
     def __call__(self, session: Session) -> FrameCheck:
         import time
 
-        start_map = session.meta.get("tower") or [[""] * 3] * 18
-        places = sorted((float(x["t"]), int(x["level"])) for x in session.truth() if x.get("type") == "place" and "level" in x)
+        start_map = session.meta.get("tower") or [["red-1"] * 3] * 18  # (no map recorded: 18 full levels)
+        changes = sorted((x for x in session.truth() if x.get("type") in ("pull", "place") and "level" in x),
+                         key=lambda x: float(x["t"]))
         block_h = float(self.pipeline.tray.block_mm[2])
 
         def check(t: float, path: Path) -> tuple:
-            level = place_level_at(start_map, [lv for tp, lv in places if tp <= t])
+            level = place_level_at(start_map, [x for x in changes if float(x["t"]) <= t])
             start = time.perf_counter()
             try:
                 return self.fallen(path, level * block_h)

@@ -248,18 +248,28 @@ def test_the_tower_falling_as_a_block_comes_out_is_a_collapse_the_pulled_block_a
 FULL = [["red-1", "red-2", "red-3"]] * 15
 
 
+def _placed(*levels: int) -> list[dict]:
+    """The truth's places of blue 4s on these levels, each level's slots filled in order."""
+    used: dict[int, int] = {}
+    out = []
+    for lv in levels:
+        out.append({"type": "place", "level": lv, "slot": used.get(lv, 0), "block": "blue-4"})
+        used[lv] = used.get(lv, 0) + 1
+    return out
+
+
 def test_on_a_full_top_the_next_block_goes_on_a_new_level():
     from hardware.detectors.bench import place_level_at
 
     assert place_level_at(FULL, []) == 16
-    assert place_level_at(FULL, [16, 16, 16]) == 17
+    assert place_level_at(FULL, _placed(16, 16, 16)) == 17
 
 
 def test_while_the_top_holds_fewer_than_three_blocks_the_next_one_goes_on_it():
     from hardware.detectors.bench import place_level_at
 
-    assert place_level_at(FULL, [16]) == 16
-    assert place_level_at(FULL, [16, 16, 16, 17]) == 17
+    assert place_level_at(FULL, _placed(16)) == 16
+    assert place_level_at(FULL, _placed(16, 16, 16, 17)) == 17
     assert place_level_at(FULL[:-1] + [["red-1", None, None]], []) == 15
 
 
@@ -273,7 +283,7 @@ def test_the_twin_frame_check_masks_the_tower_to_the_place_level(monkeypatch, tm
     checker.frames, checker.seconds = 0, 0.0
     heights = []
     monkeypatch.setattr(checker, "fallen", lambda path, z: heights.append(z) or ())
-    session = SimpleNamespace(meta={"tower": FULL}, truth=lambda: [{"type": "place", "t": 5.0, "level": 16}])
+    session = SimpleNamespace(meta={"tower": FULL}, truth=lambda: [{"type": "place", "t": 5.0, "level": 16, "slot": 1, "block": "blue-4"}])
     check = checker(session)
     check(1.0, tmp_path / "a.png")  # the start: the top is full
     check(6.0, tmp_path / "b.png")  # one block laid on level 16: the next goes there too
