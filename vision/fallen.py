@@ -329,9 +329,8 @@ def _joined_to_tower(cfg: Mapping, tray: Tray, reg: Registration, plane: _Plane,
     gy, gx = np.mgrid[y0:y1, x0:x1]
     px = np.column_stack([gx.ravel(), gy.ravel()]).astype(np.float64)
     other = _not_background(cfg, tray, reg, plane, warp, px, tray_bgr, table_bgr, background, gains).reshape(gy.shape)
-    joined = (other | coloured[y0:y1, x0:x1] | win_tower | blob[y0:y1, x0:x1]) & plane.seen[y0:y1, x0:x1]
-    joined |= win_tower
-    n, lab = cv2.connectedComponents(joined.astype(np.uint8), connectivity=8)
+    joined = ((other | coloured[y0:y1, x0:x1] | blob[y0:y1, x0:x1]) & plane.seen[y0:y1, x0:x1]) | win_tower
+    _, lab = cv2.connectedComponents(joined.astype(np.uint8), connectivity=8)
     mine = np.unique(lab[blob[y0:y1, x0:x1] & joined])
     return bool(np.isin(lab[win_tower], mine[mine > 0]).any())
 

@@ -937,22 +937,16 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     found = read_top(p, ctx, img, z, need_block=True)
     if found is not None:
         return z, ctx, found
-    for i in plane_height.other_candidates(p.cfg, p.tray, cs, ctx.tray_bgr, p.background, ctx.gains, tries):
-        z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i, ctx.tray_bgr,
-                                                 p.background, ctx.gains)
-        ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
-        found = read_top(p, ctx2, img, z2, need_block=True)
-        if found is not None:
-            return z2, ctx2, found
+    others = plane_height.other_candidates(p.cfg, p.tray, cs, ctx.tray_bgr, p.background, ctx.gains, tries)
     # last, the levels above the chosen candidate: kept only when read surely (the top under a
     # hand read at some height above it can find a block there: the hands then read at that height)
-    sure = float(p.cfg["decision"]["uncertain_below"])
-    for i in plane_height.levels_above(p.tray, cs, int(p.cfg["decision"].get("levels_above", 0))):
+    above = plane_height.levels_above(p.tray, cs, int(p.cfg["decision"].get("levels_above", 0)))
+    for k, i in enumerate(others + above):
         z2, reg2 = plane_height.refine_candidate(p.cfg, p.tray, reg0, img.shape, cs, i, ctx.tray_bgr,
                                                  p.background, ctx.gains)
         ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
         found = read_top(p, ctx2, img, z2, need_block=True)
-        if found is not None and found[2] >= sure and min(s.confidence for s in slot_readings(p, found[1])) >= sure:
+        if found is not None and (k < len(others) or not _uncertainty(p, slot_readings(p, found[1]), found[2])[0]):
             return z2, ctx2, found
     return None
 
@@ -1040,8 +1034,7 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
         if not reads_a_block(p, ev):
             continue
         slots = slot_readings(p, ev)
-        if up_only and (min(s.confidence for s in slots) < float(p.cfg["decision"]["uncertain_below"])
-                        or contested_empties(p, ev, slots)):
+        if up_only and (_uncertainty(p, slots, None)[0] or contested_empties(p, ev, slots)):
             continue
         if not two_coloured_slots(p, ev, slots):
             return other, ev, slots, z2
