@@ -518,7 +518,11 @@ def crossed_middle(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     (synthetic 1139/0005, all yellow) the two-colour check cannot see it. The other
     orientation's end slots are read for a glyph (glyphs_seen_at's test), only where ink is found
     (top_level.glyph_ink_offset; a crossing Wild, whose white W encloses no ink, is missed). On
-    the kits it fired on three readings of about 900 with a middle block, all three wrong."""
+    the kits it fired on three readings of about 900 with a middle block, all three wrong.
+    With decision.crossing_ink_centred, ink found only at the search's limit along the block
+    (`_at_search_end`) is not looked at: on 60 kits it lay there on 29 of the 31 right readings
+    that fired the check (5 of them then read across wrongly) and on none of the 15 tops the
+    check sent across rightly."""
     if slots[1].block is None:
         return False
     other = "x" if orient == "y" else "y"
@@ -528,9 +532,23 @@ def crossed_middle(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
 def inked_glyph_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, slot: int) -> bool:
     """glyphs_seen_at for one slot position, asked only where the glyph search finds ink (no
     ink: no glyph, and the crop and the glyph model are not paid for)."""
-    if p.models.get("glyph") is None or _ink(p, ctx.registration, img, z, orient, slot, ctx.memo) is None:
+    if p.models.get("glyph") is None:
+        return False
+    ink = _ink(p, ctx.registration, img, z, orient, slot, ctx.memo)
+    if ink is None or (p.cfg["decision"].get("crossing_ink_centred", False) and _at_search_end(p, ink)):
         return False
     return bool(glyphs_seen_at(p, ctx, img, z, orient, (slot,))[0])
+
+
+def _at_search_end(p: Pipeline, ink: tuple[float, float]) -> bool:
+    """Whether the glyph ink was found only at the glyph search's limit along the block (the
+    found place clamped there: top_level.glyph_ink_offset). The ink lies beyond the search
+    area; for a crossing block it is the seam between two blocks of the level read, 12.5 mm
+    from the crossing slot's centre (the limit is 9 mm), not a glyph at that centre."""
+    gc = p.cfg["glyph"]
+    cw = float(gc["crop_w_mm"])
+    half = (max(cw, float(gc.get("search_w_mm", cw))) - cw) / 2
+    return half > 0 and abs(ink[0]) >= half - 0.5
 
 
 def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> list[int]:
@@ -1001,7 +1019,8 @@ def height_seen_by(reg0: Registration, reg: Registration, z: float) -> float:
 
 
 def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
-                       orient: str, up_only: bool = False) -> tuple[str, SlotEvidence, tuple[SlotReading, ...], float] | None:
+                       orient: str, up_only: bool = False, first: Sequence[SlotReading] = (),
+                       first_ev: SlotEvidence | None = None) -> tuple[str, SlotEvidence, tuple[SlotReading, ...], float] | None:
     """For a reading with a slot of two colours (two_coloured_slots), a glyph at an end of its
     middle block (crossed_middle) or a contested empty slot (contested_empties): the other
     orientation at the same height, kept when it reads a block and no slot of two colours.
@@ -1026,19 +1045,48 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     a sure reading (every slot at decision.uncertain_below or more) with no contested empty
     slot. A tall tower's lone block at one end of the top, seen from aside, leaves the level
     below's three blocks whole beside it (synthetic 31/0074: they read as the top, its
-    orientation at 0.59). Returns (orientation, evidence, readings) at
+    orientation at 0.59).
+
+    With decision.across_lone_only, a reading across is kept only when it can be the top that
+    `first` (the first reading, `first_ev` its evidence) saw the other way
+    (`_across_can_be_the_top`). Returns (orientation, evidence, readings) at
     the height given or one level up, and that height, or None."""
     other = "x" if orient == "y" else "y"
+    lone = p.cfg["decision"].get("across_lone_only", False)  # (_across_can_be_the_top)
     for z2 in ((z + float(p.tray.block_mm[2]),) if up_only else (z, z + float(p.tray.block_mm[2]))):
         ev = slot_evidence(p, ctx, img, z2, other)
         if not reads_a_block(p, ev):
             continue
         slots = slot_readings(p, ev)
+        if lone and not _across_can_be_the_top(p, ev, slots, first_ev, first):
+            continue
         if up_only and (_uncertainty(p, slots, None)[0] or contested_empties(p, ev, slots)):
             continue
         if not two_coloured_slots(p, ev, slots):
             return other, ev, slots, z2
     return None
+
+
+def _across_can_be_the_top(p: Pipeline, ev: SlotEvidence, across: Sequence[SlotReading],
+                           first_ev: SlotEvidence | None, first: Sequence[SlotReading]) -> bool:
+    """Whether a reading across (`ev`, `across`) can be the top that the first reading
+    (`first_ev`, `first`) saw the other way. A top that is not full lies on a full level, which
+    shows through its empty slots: read in the top's own orientation those read empty, read
+    across they are the level below's blocks. So the top's reading holds no more blocks than
+    the reading across it (twin 74/0019: the lone green 3 read right, then across as the level
+    below's yellow 3, green Reverse and green 4). When both hold one block, of different
+    colours, one of them is the level below's middle block, whose glyph lies at the face's
+    centre: it is the one whose ends differ more in colour (`end_chroma_gap`), as the lone
+    block covers one end of it (twin 74/0020: the red 2, ends 2.7 apart, read across as the
+    blue Reverse below, 58.4; twin 79/0064 the other way round, 57.5 and 14.8)."""
+    held = [i for i, s in enumerate(across) if s.block is not None]
+    before = [i for i, s in enumerate(first) if s.block is not None]
+    if first and len(held) > len(before):
+        return False
+    if (len(held) != 1 or len(before) != 1 or first_ev is None or ev.labs is None or first_ev.labs is None
+            or first[before[0]].block.color == across[held[0]].block.color):
+        return True
+    return end_chroma_gap(p, ev, held[0]) < end_chroma_gap(p, first_ev, before[0])
 
 
 def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1,
@@ -1107,7 +1155,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     unsure_up = (not doubted and p.cfg["decision"].get("unsure_orientation_read_up", False)
                  and o_conf < float(p.cfg["decision"]["uncertain_below"]))
     if (doubted or unsure_up) and first == 0:
-        across = _lone_block_across(p, ctx, img, z, orient, up_only=unsure_up)
+        across = _lone_block_across(p, ctx, img, z, orient, up_only=unsure_up, first=slots, first_ev=ev)
         if across is not None:
             orient, ev, slots, z = across
             o_conf, two, crossed, read_across = 1.0 - o_conf, [], False, True

@@ -143,9 +143,9 @@ def test_a_frame_whose_orientation_stays_unsure_looks_one_level_up(calibration, 
         monkeypatch.setattr(reader, check, lambda *a, **k: [])
     monkeypatch.setattr(reader, "crossed_middle", lambda *a, **k: False)
     calls = []
-    monkeypatch.setattr(reader, "_lone_block_across", lambda *a, **k: calls.append(k) and None)
+    monkeypatch.setattr(reader, "_lone_block_across", lambda *a, **k: calls.append(k["up_only"]) and None)
     reader.read_frame(pipe, img)
-    assert calls == ([{"up_only": True}] if looked_up else [])
+    assert calls == ([True] if looked_up else [])
 
 
 def test_a_reading_one_level_up_with_a_contested_empty_slot_is_not_kept(pipe, monkeypatch):
@@ -292,3 +292,87 @@ def test_where_no_ink_is_found_no_glyph_is_seen_and_the_model_is_not_run(lone_re
     monkeypatch.setattr(tl, "glyph_ink_offset", lambda *a, **k: None)
     monkeypatch.setattr(tl, "glyph_crop", lambda *a, **k: pytest.fail("a crop cut where no ink was found"))
     assert not reader.inked_glyph_seen(pipe, ctx, img, res.z_top, "y", 0)
+
+
+@pytest.mark.parametrize("along", [9.0, -9.0])
+def test_ink_found_only_at_the_search_limit_along_the_block_is_no_crossing_glyph(lone_read, monkeypatch, along):
+    # synthetic 47/0062: the seam between the yellow Reverse and the green 1, 12.5 mm from the
+    # crossing slot's centre, was found as ink at the search's limit (9 mm) and read as a glyph
+    from vision import top_level as tl
+
+    pipe, img, res = lone_read
+    ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")))
+    monkeypatch.setattr(tl, "glyph_ink_offset", lambda *a, **k: (along, 2.0))
+    monkeypatch.setattr(tl, "glyph_crop", lambda *a, **k: pytest.fail("a crop cut round ink at the search's limit"))
+    assert not reader.inked_glyph_seen(pipe, ctx, img, res.z_top, "y", 0)
+
+
+def test_ink_found_within_the_search_area_is_read_for_a_glyph(lone_read, monkeypatch):
+    pipe, img, res = lone_read
+    ctx = reader.FrameContext(res.registration, *(getattr(reader.frame_context(pipe, img), k) for k in ("tray_bgr", "gains")))
+    asked = []
+    monkeypatch.setattr(reader, "_ink", lambda *a, **k: (8.4, 9.5))  # synthetic 29/0043: the lone blue 1 a little off
+    monkeypatch.setattr(reader, "glyphs_seen_at", lambda *a, **k: asked.append(a[-1]) or [True])
+    assert reader.inked_glyph_seen(pipe, ctx, img, res.z_top, "y", 0)
+    assert asked == [(0,)]
+
+
+# Read across, the top must still be one lone block: three blocks there are the level below
+# seen through the top, and of two lone readings of different colours, the one whose ends
+# differ is the level below's middle block with the lone block over one end.
+
+THREE_BLOCKS = _evidence([0.95, 0.95, 0.95], [0.99, 0.99, 0.99], [0.98, 0.98, 0.98])
+
+
+def _patches(*ends) -> np.ndarray:
+    """Lab colour patches (3, 25, 75) of slots whose two ends are the given (a, b) pairs."""
+    labs = np.full((3, 25, 75, 3), 128, np.uint8)
+    for s, (left, right) in enumerate(ends):
+        labs[s, :, :38, 1:] = left
+        labs[s, :, 38:, 1:] = right
+    return labs
+
+
+def _with_patches(ev: SlotEvidence, labs: np.ndarray) -> SlotEvidence:
+    return SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, labs)
+
+
+def _lone_block(slot: int, colour: int) -> SlotEvidence:
+    occ, col_sure, gly_sure = [0.02] * 3, [0.9] * 3, [0.35] * 3
+    occ[slot], col_sure[slot], gly_sure[slot] = 0.95, 0.99, 0.98
+    ev = _evidence(occ, col_sure, gly_sure)
+    ev.p_col[slot] = np.roll(ev.p_col[slot], colour)
+    return ev
+
+
+RED, BLUE = (170, 150), (140, 80)
+
+
+def test_three_blocks_read_across_a_lone_block_are_the_level_below(pipe, monkeypatch):
+    # twin 74/0019: the lone green 3 at the end of the top read right; across, the level
+    # below's yellow 3, green Reverse and green 4 each showed whole, a little of the green 3 at an end
+    _evidence_by_height(monkeypatch, {(95, "y"): THREE_BLOCKS, (110, "y"): THREE_BLOCKS})
+    first = reader.slot_readings(pipe, LONE_BLOCK)
+    assert reader._lone_block_across(pipe, None, None, 95.0, "x", first=first, first_ev=LONE_BLOCK) is None
+
+
+def test_the_lone_block_read_across_from_the_level_below_is_kept(pipe, monkeypatch):
+    _evidence_by_height(monkeypatch, {(95, "y"): LONE_BLOCK})
+    first = reader.slot_readings(pipe, THREE_BLOCKS)
+    orient, _, slots, _ = reader._lone_block_across(pipe, None, None, 95.0, "x", first=first, first_ev=THREE_BLOCKS)
+    assert orient == "y" and [str(s.block) if s.block else None for s in slots] == ["red-1", None, None]
+
+
+def test_of_two_lone_blocks_of_other_colours_the_one_whose_ends_differ_is_the_level_below(pipe, monkeypatch):
+    # twin 74/0020: the lone red 2 at an end, its ends one colour; read across, the level
+    # below's blue Reverse in the middle, its far end under the red 2
+    lone_red = _with_patches(_lone_block(0, 0), _patches((RED, RED), (RED, RED), (RED, RED)))
+    below_blue = _with_patches(_lone_block(1, 2), _patches((BLUE, BLUE), (BLUE, RED), (BLUE, BLUE)))
+    _evidence_by_height(monkeypatch, {(37, "x"): below_blue, (52, "x"): below_blue})
+    first = reader.slot_readings(pipe, lone_red)
+    assert reader._lone_block_across(pipe, None, None, 37.0, "y", first=first, first_ev=lone_red) is None
+    # twin 79/0064, the other way round: the first reading was the level below's middle block
+    _evidence_by_height(monkeypatch, {(37, "y"): lone_red})
+    first = reader.slot_readings(pipe, below_blue)
+    orient, ev, _, _ = reader._lone_block_across(pipe, None, None, 37.0, "x", first=first, first_ev=below_blue)
+    assert (orient, ev) == ("y", lone_red)
