@@ -1236,10 +1236,10 @@ def wild_by_its_colour(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReadin
 
     The Wild is the set's one black block, so its colour alone names it; but a glyph model
     learnt from a kit of few Wilds reads its many-coloured oval poorly (held-out family 42's
-    kit shows the Wild once: its glyph read at 0.19, a sure black block read empty nine times
-    on 160 photos). Under a hand the colour model also calls dark fingers and the level below
-    in their shadow "wild" (on the 60 kits, 8 of the 21 such slots under a read hand were no
-    Wild), and with no hand read none of 7 was another block."""
+    kit shows the Wild once: its glyph read at 0.19, the Wild in view read empty in 11 of its
+    160 photos, 7 of them with no hand read). Under a hand the colour model also calls dark fingers and the level below
+    in their shadow "wild" (on the 60 kits, 14 of the 44 such slots under a read hand were the
+    Wild), while with no hand read 7 of 8 were (the eighth, under a hand not read, was empty)."""
     th = float(p.cfg["decision"].get("wild_colour_sure", 0.0))
     if th <= 0 or hands or any(s.block is not None and s.block.name == "wild" for s in slots):
         return tuple(slots)
