@@ -361,15 +361,22 @@ class twin_frame_checker:
         self.frames, self.seconds = 0, 0.0
 
     def __call__(self, session: Session) -> FrameCheck:
+        import bisect
+        import functools
         import time
 
         start_map = session.meta.get("tower") or [["red-1"] * 3] * 18  # (no map recorded: 18 full levels)
         changes = sorted((x for x in session.truth() if x.get("type") in ("pull", "place") and "level" in x),
                          key=lambda x: float(x["t"]))
+        times = [float(x["t"]) for x in changes]
         block_h = float(self.pipeline.tray.block_mm[2])
 
+        @functools.cache
+        def level_after(n: int) -> int:  # (the map replayed once per change, not once per frame)
+            return place_level_at(start_map, changes[:n])
+
         def check(t: float, path: Path) -> tuple:
-            level = place_level_at(start_map, [x for x in changes if float(x["t"]) <= t])
+            level = level_after(bisect.bisect_right(times, t))
             start = time.perf_counter()
             try:
                 return self.fallen(path, level * block_h)
