@@ -751,7 +751,7 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     slots = slot_readings(p, ev)
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
-    slots = wild_by_its_colour(p, ev, empties_seen_through(p, ev, slots, hands), hands)
+    slots = with_hands_known(p, ev, slots, hands)
     uncertain, note = _uncertainty(p, slots, None, hands)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
@@ -1166,7 +1166,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     hands = find_hands(p.cfg, p.tray, reg0, img, tray_bgr, height_seen_by(reg0, reg, z), p.background, gains, p.hand_grid, ref)
     if clock:
         clock.lap(HANDS)
-    slots = wild_by_its_colour(p, ev, empties_seen_through(p, ev, slots, hands), hands)
+    slots = with_hands_known(p, ev, slots, hands)
     if read_across:
         o_conf = across_in_clear_view(p, slots, hands, o_conf)
     uncertain, note = _uncertainty(p, slots, o_conf, hands)
@@ -1183,6 +1183,14 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if clock:
         clock.lap(CHECKS)
     return FrameResult(reading, reg, z, o_conf, first, reg0, img)
+
+
+def with_hands_known(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading],
+                     hands: Sequence = ()) -> tuple[SlotReading, ...]:
+    """The slots once the frame's hands are known (`read_frame` and `read_level` alike): empty
+    slots the level below shows through made sure (`empties_seen_through`), then a sure black
+    block read as the Wild (`wild_by_its_colour`); both only with no hand over the tower."""
+    return wild_by_its_colour(p, ev, empties_seen_through(p, ev, slots, hands), hands)
 
 
 def empties_seen_through(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading],
