@@ -13,6 +13,7 @@ import pytest
 
 from vision.reader import (COLOR_CLASSES, GLYPHS, SlotEvidence, glyph_field_share, load_pipeline,
                            lone_block_glyph_hidden, read_frame)
+from referee.observations import SlotReading
 from vision.top_level import slot_corners
 
 LONE_RED_ONE = "0015.png"  # small kit: a lone red-1 in slot 0 along y, the level below across it
@@ -95,3 +96,29 @@ def test_the_middle_slot_or_two_likely_blocks_are_no_lone_block_at_an_end(pipe):
     labs = [_patch(RED_LAB, WHITE_LAB)] * 3
     assert lone_block_glyph_hidden(pipe, _across(labs, occ=(0.02, 0.97, 0.05))) is None
     assert lone_block_glyph_hidden(pipe, _across(labs, occ=(0.6, 0.05, 0.97))) is None
+
+
+def test_a_lone_block_read_across_may_show_two_colours_where_the_first_reading_did(pipe, small_kit):
+    """A hand over one end of the lone block reads as another colour there: read across, the
+    lone block shows two colours, as the level below's blocks read the first way do. That alone
+    does not throw out the reading across; a first reading of whole blocks does."""
+    import vision.reader as reader
+    from vision.reader import slot_evidence, slot_readings
+
+    img = cv2.imread(str(small_kit / "images" / "0020.png"))  # red-2, blue-1, yellow-1 along x
+    res = read_frame(pipe, img)
+    ctx = reader.frame_context(pipe, img)
+    ctx = reader.FrameContext(res.registration, ctx.tray_bgr, ctx.gains, {})
+    ev = slot_evidence(pipe, ctx, img, res.z_top, "x")
+    whole = slot_readings(pipe, ev)
+    red, blue, yellow = ev.labs
+    half = red.shape[1] // 2
+    mixed = np.concatenate([red[:, :half], blue[:, half:]], axis=1)
+    first_ev = SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, np.stack([red, mixed, yellow]))
+    assert reader.two_coloured_slots(pipe, first_ev, whole) == [1]
+    lone = (whole[0], SlotReading(None, 0.9), SlotReading(None, 0.9))
+    assert reader._two_colours_both_ways(pipe, lone, whole, first_ev)
+    assert not reader._two_colours_both_ways(pipe, lone, whole, ev)  # the first reading was of whole blocks
+    assert not reader._two_colours_both_ways(pipe, whole, whole, first_ev)  # three blocks across: no lone block
+    pipe.cfg["decision"]["across_lone_two_colours"] = False
+    assert not reader._two_colours_both_ways(pipe, lone, whole, first_ev)
