@@ -116,11 +116,14 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
 
 
 def kit_truth(kit_path: str | Path) -> dict:
-    """A rendered kit's truth.json (per image: level count, hidden fractions, hands), {} for a
-    kit without one or with one that cannot be read (a table's own photos have none)."""
+    """A rendered kit's truth per image (level count, hidden fractions, hands): the synthetic
+    kit's truth.json, or the twin kit's scenes.jsonl as the same keys (`levels` the tower's
+    level count, `slot_hidden`; a twin kit written before it recorded `slot_hidden` gives the
+    level count only). {} for a kit with neither, or one that cannot be read (a table's own
+    photos have none)."""
     p = Path(kit_path) / "truth.json"
     if not p.is_file():
-        return {}
+        return _twin_truth(Path(kit_path) / "scenes.jsonl")
     try:
         truth = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
@@ -128,10 +131,33 @@ def kit_truth(kit_path: str | Path) -> dict:
     return truth if isinstance(truth, dict) else {}
 
 
+def _twin_truth(path: Path) -> dict:
+    """The twin kit's scenes.jsonl as `kit_truth` gives a synthetic kit's truth.json."""
+    if not path.is_file():
+        return {}
+    out: dict[str, dict] = {}
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            d = json.loads(line) if line.strip() else None
+            if not isinstance(d, dict) or not isinstance(d.get("image"), str):
+                continue
+            t: dict = {}
+            if isinstance(d.get("levels"), list):
+                t["levels"] = len(d["levels"])
+            hidden = d.get("slot_hidden")
+            if isinstance(hidden, list) and len(hidden) == 3 and all(isinstance(v, (int, float)) for v in hidden):
+                t["slot_hidden"] = [float(v) for v in hidden]
+            out[d["image"]] = t
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return out
+
+
 def hidden_fractions(kit_path: str | Path, kit, truth: dict | None = None) -> dict[str, list[float] | None]:
     """How much of each top slot hands hide, per image, where the kit says or it is plain.
 
-    A synthetic kit's truth.json gives the fraction per slot; otherwise an image whose label has
+    A rendered kit's truth (`kit_truth`: the synthetic kit's truth.json, the twin kit's
+    scenes.jsonl) gives the fraction per slot; otherwise an image whose label has
     no hand over the tower has every slot in view, and an image with hands is left out (unknown).
     `truth`: the kit's truth.json as `kit_truth` reads it (read here when not given)."""
     truth = kit_truth(kit_path) if truth is None else truth

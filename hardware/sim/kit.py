@@ -179,6 +179,32 @@ class KitStudio:
         return self.renderer.render(self.world.data, "top", look, self.config.tray_top_z, self.config.layout.tray_mm / 1000)
 
 
+def slot_hidden(studio: KitStudio, scene: Scene, look: Look) -> list[float]:
+    """How much of each top slot's face (the top level's three block places, whether a block
+    lies there or not) the hands hide in the photo of `scene` taken with `look`, 0..1: what the
+    acceptance measures count a slot by (hidden by at most a tenth). Like the synthetic kit's
+    truth.json `slot_hidden`, from the hands' own pixels (a segmentation pass), not their shadow."""
+    cfg = studio.config
+    tray_m = cfg.layout.tray_mm / 1000
+    level = len(scene.levels)
+    hx, hy, hz = cfg.block_half
+    top_z = cfg.tray_top_z + 2 * level * hz
+    geoms = [g for hand in studio.rig.geoms for g in hand]
+    hands = studio.renderer.hand_pixels(studio.world.data, geoms, look, cfg.tray_top_z, tray_m)
+    out = []
+    for slot in range(3):
+        pos, yaw = slot_pose(cfg, level, slot)
+        c, s = math.cos(yaw), math.sin(yaw)
+        corners = [(pos[0] + c * a - s * b, pos[1] + s * a + c * b, top_z)
+                   for a, b in ((-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy))]
+        uv = studio.renderer.project_top(studio.world.data, np.array(corners), look, cfg.tray_top_z, tray_m)
+        poly = np.zeros(hands.shape, np.uint8)
+        cv2.fillConvexPoly(poly, np.round(uv).astype(np.int32), 1)
+        area = int(poly.sum())
+        out.append(round(float((hands & (poly > 0)).sum()) / area, 3) if area else 1.0)
+    return out
+
+
 def kit_photos(studio: KitStudio, seed: int, n_images: int, cfg: KitConfig,
                wanted: Container[int] | None = None) -> Iterator[tuple[int, Scene, Look, np.ndarray | None]]:
     """The photos of the kit `seed`, in order: (number from 1, scene, look, image). Only the
@@ -195,7 +221,8 @@ def kit_photos(studio: KitStudio, seed: int, n_images: int, cfg: KitConfig,
 
 
 def write_kit(out: Path, n_images: int, seed: int, cfg: KitConfig | None = None) -> dict:
-    """Write tray.json, images/NNNN.png, labels.json (and scenes.jsonl with the look of each image)."""
+    """Write tray.json, images/NNNN.png, labels.json (and scenes.jsonl: each image's tower, hands,
+    look, and how much of each top slot the hands hide, `slot_hidden`)."""
     cfg = cfg or KitConfig()
     out = Path(out)
     (out / "images").mkdir(parents=True, exist_ok=True)
@@ -215,6 +242,7 @@ def write_kit(out: Path, n_images: int, seed: int, cfg: KitConfig | None = None)
                     "hands": [{"fingertip_m": [round(float(v), 4) for v in tip], "from_deg": round(math.degrees(a) % 360, 1),
                                "skin_rgb": [round(c, 3) for c in hl.skin], "over_tower": over} for tip, a, hl, over in scene.hands],
                     "look": look.__dict__,
+                    "slot_hidden": slot_hidden(studio, scene, look),
                 }) + "\n")
     finally:
         studio.close()

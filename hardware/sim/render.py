@@ -9,6 +9,7 @@ reproducible; rendering itself changes nothing in the physics.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import cv2
@@ -169,6 +170,41 @@ class TwinRenderer:
         finally:
             self._restore(data)
         return camera_effects(rgb[:, :, ::-1], look)
+
+
+    def hand_pixels(self, data: "mujoco.MjData", geoms: Iterable[int], look: Look | None = None,
+                    tray_top_z: float = 0.032, tray_m: float = 0.30) -> np.ndarray:
+        """(height, width) bool: where the top camera, framed as `render` frames it, sees one of
+        `geoms` (a hand's) in front of everything else. A segmentation pass of the same view,
+        without the camera's blur and grain: what a kit's labels say the hands hide."""
+        if self._renderer is None:
+            raise RuntimeError("this renderer was closed")
+        self._apply(data, look or Look.nominal(), tray_top_z, tray_m)
+        try:
+            self._renderer.enable_segmentation_rendering()
+            self._renderer.update_scene(data, camera="top")
+            seg = self._renderer.render()
+        finally:
+            self._renderer.disable_segmentation_rendering()
+            self._restore(data)
+        ids = np.fromiter(geoms, dtype=np.int64)
+        return (seg[..., 1] == int(mujoco.mjtObj.mjOBJ_GEOM)) & np.isin(seg[..., 0], ids)
+
+    def project_top(self, data: "mujoco.MjData", points_m: np.ndarray, look: Look | None = None,
+                    tray_top_z: float = 0.032, tray_m: float = 0.30) -> np.ndarray:
+        """(N, 2) pixels (x right, y down) where the top camera, framed as `render` frames it,
+        sees the world points `points_m` (N, 3): a pinhole with the camera's vertical field of
+        view, looking down its own -z with +y up, as MuJoCo draws it."""
+        self._apply(data, look or Look.nominal(), tray_top_z, tray_m)
+        try:
+            pos = data.cam_xpos[self._top].copy()
+            rot = data.cam_xmat[self._top].reshape(3, 3).copy()
+            fovy = float(self.model.cam_fovy[self._top])
+        finally:
+            self._restore(data)
+        c = (np.asarray(points_m, dtype=np.float64).reshape(-1, 3) - pos) @ rot  # camera frame
+        f = (self.height / 2) / math.tan(math.radians(fovy) / 2)
+        return np.column_stack([self.width / 2 + f * c[:, 0] / -c[:, 2], self.height / 2 - f * c[:, 1] / -c[:, 2]])
 
 
 def camera_effects(bgr: np.ndarray, look: Look) -> np.ndarray:
