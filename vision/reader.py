@@ -1050,10 +1050,10 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     With decision.across_lone_only, a reading across is kept only when it can be the top that
     `first` (the first reading, `first_ev` its evidence) saw the other way
     (`_across_can_be_the_top`); one holding one block that shows two colours is kept when the
-    first reading showed two colours too (`_two_colours_both_ways`). Returns (orientation, evidence, readings) at
-    the height given or one level up, and that height, or None. When neither reads a block, the
-    reading across at the height given may still be a lone block whose glyph a hand hides
-    (`lone_block_glyph_hidden`)."""
+    first reading showed two colours too (`_two_colours_both_ways`). Returns (orientation,
+    evidence, readings) at the height given or one level up, and that height, or None. When
+    neither is kept, the reading across at the height given may still be a lone block whose
+    glyph a hand hides (`lone_block_glyph_hidden`)."""
     other = "x" if orient == "y" else "y"
     lone = p.cfg["decision"].get("across_lone_only", False)  # (_across_can_be_the_top)
     for z2 in ((z + float(p.tray.block_mm[2]),) if up_only else (z, z + float(p.tray.block_mm[2]))):
@@ -1082,7 +1082,7 @@ def _two_colours_both_ways(p: Pipeline, across: Sequence[SlotReading], first: Se
     one end of a lone block reads as another colour there (skin as red or yellow), so the lone
     block read across shows two colours, as the level below's blocks read the first way do
     (synthetic 31/0027, 4/0016: a yellow Skip and a yellow 2 under a hand, the level below read
-    instead). On the 60 kits this kept 2 readings across, both right, and changed none of 34
+    instead). On the 60 kits this kept 2 readings across, both right, and changed none of 26
     kits kept apart."""
     if not p.cfg["decision"].get("across_lone_two_colours", False) or first_ev is None:
         return False
@@ -1103,9 +1103,9 @@ def lone_block_glyph_hidden(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading,
     of its length shows some of a glyph's white field (`decision.hidden_glyph_field` of it:
     8-bit Lab L of 120 or more, chroma under 20, after colour constancy): an arm lying over the
     ends of the level below's blocks reads as one red or yellow slot there too, but shows no
-    white. On the 60 kits, of 112 doubted readings that read across found no block, this named
-    13 tops whose orientation was read wrong (11 under a hand) and turned one right reading
-    (twin 77/0077); on 34 kits kept apart, 7 and none. `decision.hidden_glyph_field` 0: off."""
+    white. On the 60 kits, of 93 doubted readings that stayed as they were, this named 12 tops
+    whose orientation was read wrong (11 under a hand) and turned one right reading (twin
+    81/0077); on 26 kits kept apart, 4 and none. `decision.hidden_glyph_field` 0: off."""
     dc = p.cfg["decision"]
     field_share = float(dc.get("hidden_glyph_field", 0.0))
     if field_share <= 0 or ev.labs is None:

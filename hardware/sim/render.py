@@ -171,7 +171,6 @@ class TwinRenderer:
             self._restore(data)
         return camera_effects(rgb[:, :, ::-1], look)
 
-
     def hand_pixels(self, data: "mujoco.MjData", geoms: Iterable[int], look: Look | None = None,
                     tray_top_z: float = 0.032, tray_m: float = 0.30) -> np.ndarray:
         """(height, width) bool: where the top camera, framed as `render` frames it, sees one of
