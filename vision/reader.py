@@ -1020,7 +1020,8 @@ def height_seen_by(reg0: Registration, reg: Registration, z: float) -> float:
 
 def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
                        orient: str, up_only: bool = False, first: Sequence[SlotReading] = (),
-                       first_ev: SlotEvidence | None = None) -> tuple[str, SlotEvidence, tuple[SlotReading, ...], float] | None:
+                       first_ev: SlotEvidence | None = None,
+                       first_two: bool = False) -> tuple[str, SlotEvidence, tuple[SlotReading, ...], float] | None:
     """For a reading with a slot of two colours (two_coloured_slots), a glyph at an end of its
     middle block (crossed_middle) or a contested empty slot (contested_empties): the other
     orientation at the same height, kept when it reads a block and no slot of two colours.
@@ -1050,7 +1051,8 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     With decision.across_lone_only, a reading across is kept only when it can be the top that
     `first` (the first reading, `first_ev` its evidence) saw the other way
     (`_across_can_be_the_top`); one holding one block that shows two colours is kept when the
-    first reading showed two colours too (`_two_colours_both_ways`). Returns (orientation,
+    first reading showed two colours too (`first_two`: it had a slot of two colours;
+    `_two_colours_both_ways`). Returns (orientation,
     evidence, readings) at the height given or one level up, and that height, or None. When
     neither is kept, the reading across at the height given may still be a lone block whose
     glyph a hand hides (`lone_block_glyph_hidden`)."""
@@ -1065,7 +1067,7 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
             continue
         if up_only and (_uncertainty(p, slots, None)[0] or contested_empties(p, ev, slots)):
             continue
-        if not two_coloured_slots(p, ev, slots) or (not up_only and _two_colours_both_ways(p, slots, first, first_ev)):
+        if not two_coloured_slots(p, ev, slots) or (not up_only and _two_colours_both_ways(p, slots, first_two)):
             return other, ev, slots, z2
     if not up_only:
         ev = slot_evidence(p, ctx, img, z, other)
@@ -1075,18 +1077,18 @@ def _lone_block_across(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float
     return None
 
 
-def _two_colours_both_ways(p: Pipeline, across: Sequence[SlotReading], first: Sequence[SlotReading],
-                           first_ev: SlotEvidence | None) -> bool:
+def _two_colours_both_ways(p: Pipeline, across: Sequence[SlotReading], first_two: bool) -> bool:
     """Whether a reading across that holds one block, and shows two colours in it, is still kept
-    (decision.across_lone_two_colours): the first reading showed two colours too. A hand over
+    (decision.across_lone_two_colours): the first reading showed two colours too (`first_two`,
+    as read_frame found it: two_coloured_slots of the first reading). A hand over
     one end of a lone block reads as another colour there (skin as red or yellow), so the lone
     block read across shows two colours, as the level below's blocks read the first way do
     (synthetic 31/0027, 4/0016: a yellow Skip and a yellow 2 under a hand, the level below read
     instead). On the 60 kits this kept 2 readings across, both right, and changed none of 26
     kits kept apart."""
-    if not p.cfg["decision"].get("across_lone_two_colours", False) or first_ev is None:
+    if not p.cfg["decision"].get("across_lone_two_colours", False) or not first_two:
         return False
-    return sum(s.block is not None for s in across) == 1 and bool(two_coloured_slots(p, first_ev, first))
+    return sum(s.block is not None for s in across) == 1
 
 
 def lone_block_glyph_hidden(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...] | None:
@@ -1123,7 +1125,7 @@ def lone_block_glyph_hidden(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading,
     if any(s.block is not None for s in slots):  # a reading across with a block is judged as such
         return None
     post, _ = _block_posterior(ev.p_col[k], ev.p_gly[k])
-    name, q = next((n, q) for n, q in post if n.startswith(COLOR_CLASSES[c] + "-"))
+    name = next(n for n, _ in post if n.startswith(COLOR_CLASSES[c] + "-"))
     g = GLYPHS.index(name.split("-", 1)[1])
     conf = float(ev.p_occ[k] * ev.p_col[k, c] * ev.p_gly[k, g])
     slots[k] = SlotReading(Block.parse(name), conf, slots[k].candidates)
@@ -1237,7 +1239,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     unsure_up = (not doubted and p.cfg["decision"].get("unsure_orientation_read_up", False)
                  and o_conf < float(p.cfg["decision"]["uncertain_below"]))
     if (doubted or unsure_up) and first == 0:
-        across = _lone_block_across(p, ctx, img, z, orient, up_only=unsure_up, first=slots, first_ev=ev)
+        across = _lone_block_across(p, ctx, img, z, orient, up_only=unsure_up, first=slots, first_ev=ev,
+                                    first_two=bool(two))
         if across is not None:
             orient, ev, slots, z = across
             o_conf, two, crossed, read_across = 1.0 - o_conf, [], False, True

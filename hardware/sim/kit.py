@@ -191,13 +191,16 @@ def slot_hidden(studio: KitStudio, scene: Scene, look: Look) -> list[float]:
     top_z = cfg.tray_top_z + 2 * level * hz
     geoms = [g for hand in studio.rig.geoms for g in hand]
     hands = studio.renderer.hand_pixels(studio.world.data, geoms, look, cfg.tray_top_z, tray_m)
-    out = []
+    corners = []
     for slot in range(3):
         pos, yaw = slot_pose(cfg, level, slot)
         c, s = math.cos(yaw), math.sin(yaw)
-        corners = [(pos[0] + c * a - s * b, pos[1] + s * a + c * b, top_z)
-                   for a, b in ((-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy))]
-        uv = studio.renderer.project_top(studio.world.data, np.array(corners), look, cfg.tray_top_z, tray_m)
+        corners += [(pos[0] + c * a - s * b, pos[1] + s * a + c * b, top_z)
+                    for a, b in ((-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy))]
+    # the three slots' corners seen at once (the camera framed once)
+    quads = studio.renderer.project_top(studio.world.data, np.array(corners), look, cfg.tray_top_z, tray_m).reshape(3, 4, 2)
+    out = []
+    for uv in quads:
         poly = np.zeros(hands.shape, np.uint8)
         cv2.fillConvexPoly(poly, np.round(uv).astype(np.int32), 1)
         area = int(poly.sum())

@@ -116,9 +116,11 @@ def test_a_lone_block_read_across_may_show_two_colours_where_the_first_reading_d
     mixed = np.concatenate([red[:, :half], blue[:, half:]], axis=1)
     first_ev = SlotEvidence(ev.p_occ, ev.p_col, ev.p_gly, np.stack([red, mixed, yellow]))
     assert reader.two_coloured_slots(pipe, first_ev, whole) == [1]
+    two_first = bool(reader.two_coloured_slots(pipe, first_ev, whole))
+    whole_first = bool(reader.two_coloured_slots(pipe, ev, whole))
     lone = (whole[0], SlotReading(None, 0.9), SlotReading(None, 0.9))
-    assert reader._two_colours_both_ways(pipe, lone, whole, first_ev)
-    assert not reader._two_colours_both_ways(pipe, lone, whole, ev)  # the first reading was of whole blocks
-    assert not reader._two_colours_both_ways(pipe, whole, whole, first_ev)  # three blocks across: no lone block
+    assert reader._two_colours_both_ways(pipe, lone, two_first)
+    assert not reader._two_colours_both_ways(pipe, lone, whole_first)  # the first reading was of whole blocks
+    assert not reader._two_colours_both_ways(pipe, whole, two_first)  # three blocks across: no lone block
     pipe.cfg["decision"]["across_lone_two_colours"] = False
-    assert not reader._two_colours_both_ways(pipe, lone, whole, first_ev)
+    assert not reader._two_colours_both_ways(pipe, lone, two_first)
