@@ -1386,10 +1386,15 @@ def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
                table_ref: TableReference | None = None) -> tuple[HandReading, ...]:
     """The hands within one block length of the tower's footprint, each with where its arm comes from
     (`grid`, `table_ref`: as for `hand_mask`)."""
-    hc = cfg["hands"]
     m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref)
+    return hands_of(cfg["hands"], counted_arms(cfg["hands"], arm_entries(cfg, tray, m)))
+
+
+def hands_of(hc: Mapping, arms: list[ArmEntry]) -> tuple[HandReading, ...]:
+    """The hands of the counted arms (`counted_arms`): one each, or two for an arm that is two
+    side by side. (The reader, which finds the arms before the top to know the skin's colour,
+    takes the hands from those when the top's height stays.)"""
     hands: list[HandReading] = []
-    arms = counted_arms(hc, arm_entries(cfg, tray, m))
     for a in arms:
         if splits_in_two(hc, a, len(arms)) or two_palms(a, len(arms)):  # two side by side
             looks = a.halves or a.palms or a.tones or ((a.entry_deg, a.tip_mm),) * 2

@@ -16,7 +16,9 @@ TOP = "top reading"
 RETRIES = "other heights and focal lengths"
 CHECKS = "checks"
 HANDS = "hands"
-STAGES = (REGISTRATION, HEIGHT, TOP, RETRIES, CHECKS, HANDS)  # in read_frame's order
+# in read_frame's order (the hands' arms are found right after the height, for the skin's colour:
+# that time is the hands' too)
+STAGES = (REGISTRATION, HEIGHT, TOP, RETRIES, CHECKS, HANDS)
 STOPPED = "frames stopped by a fault"  # (only when one was: from its last lap to the fault)
 
 

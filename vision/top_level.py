@@ -699,12 +699,15 @@ def face_image(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: 
                                borderMode=cv2.BORDER_REPLICATE)
 
 
-def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.ndarray:
+def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
+                         skin: np.ndarray | None = None) -> np.ndarray:
     """Where the long seams run: gradient profiles across rows and columns of the top face.
 
     For orientation "x" the seams between the three blocks are rows of the face image; for "y"
     they are columns. Profiles are pooled into bins a few mm wide so a block a little off its
     slot still lands in the right bin. Rotating the face by 90 degrees swaps the two halves.
+    `skin`: the face's pixels a hand covers (`vision.skin.skin_mask`), left out of the profiles
+    (each row's and column's mean over the pixels left): a finger's two edges are seams too.
     """
     oc = cfg["orientation"]
     ppm = float(oc["px_per_mm"])
@@ -717,12 +720,18 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
     bins = int(oc["profile_bins"])
     gx3 = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3))
     gy3 = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3))
+    kept = None if skin is None else (~skin).astype(np.float32)
     for ch in ((0,), (1, 2)):
         gx = gx3[..., 0] if len(ch) == 1 else gx3[..., 1] + gx3[..., 2]
         gy = gy3[..., 0] if len(ch) == 1 else gy3[..., 1] + gy3[..., 2]
-        # (means written as sum / count: what np.mean computes, without its per-call overhead)
-        rows = np.add.reduce(gy[:, lo:hi], axis=1) / (hi - lo)  # seams of an "x" level
-        cols = np.add.reduce(gx[lo:hi, :], axis=0) / (hi - lo)  # seams of a "y" level
+        if kept is None:
+            # (means written as sum / count: what np.mean computes, without its per-call overhead)
+            rows = np.add.reduce(gy[:, lo:hi], axis=1) / (hi - lo)  # seams of an "x" level
+            cols = np.add.reduce(gx[lo:hi, :], axis=0) / (hi - lo)  # seams of a "y" level
+        else:
+            gx, gy = gx * kept, gy * kept
+            rows = np.add.reduce(gy[:, lo:hi], axis=1) / np.maximum(np.add.reduce(kept[:, lo:hi], axis=1), 1.0)
+            cols = np.add.reduce(gx[lo:hi, :], axis=0) / np.maximum(np.add.reduce(kept[lo:hi, :], axis=0), 1.0)
         scale = float(median_along(np.concatenate([rows, cols]))) + 1.0
         for prof in (rows, cols):
             p = prof / scale
@@ -733,8 +742,9 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray) -> np.n
                 seam.append(float(p[max(0, c - r): c + r + 1].max()))
             pooled = cv2.resize(p.reshape(1, -1), (bins, 1), interpolation=cv2.INTER_AREA).reshape(-1)
             feats.append(np.concatenate([seam, [sum(seam) / len(seam)], pooled]))
-        feats.append(np.array([np.log((np.add.reduce(gy, axis=None) / gy.size + 1)
-                                      / (np.add.reduce(gx, axis=None) / gx.size + 1))]))
+        count = gy.size if kept is None else max(float(np.add.reduce(kept, axis=None)), 1.0)
+        feats.append(np.array([np.log((np.add.reduce(gy, axis=None) / count + 1)
+                                      / (np.add.reduce(gx, axis=None) / count + 1))]))
     feats.append(_stripe_uniformity(lab, m, W, ppm))
     if float(oc.get("continuity_window_mm", 0.0)) > 0:
         feats.append(seam_continuity(oc, W, gx3[..., 0] + gx3[..., 1] + gx3[..., 2],

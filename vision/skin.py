@@ -1,0 +1,69 @@
+"""Skin over the top face: the arm's own colour, measured where it crosses the tray, found
+again on the top.
+
+A hand over the top lies across the blocks in bars of its own colour, and its fingers' edges
+read as seams: the face pattern (`top_level.orientation_features`) and the slots' reading took
+them for the other orientation's blocks (the twin's photos with a hand over the top: the
+orientation right on 226 of 242 with one hand, 47 of 63 with two). The hand mask sees an arm
+only against the tray and the table; the colour of its cells there is this frame's skin, in
+this light. Pixels of the face within reach of that colour are the hand: the seam profiles
+leave them out, and a slot they mostly cover counts the same in either orientation.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import cv2
+import numpy as np
+
+from vision.hands import HandMask
+
+
+def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
+    """The arms' colour this frame (8-bit Lab, the median of the mask's arm cells), or None when
+    no counted arm reaches the tower (`counted`: hands.counted_arms) or too few cells show it
+    (`skin.least_cells`): with no hand over the top there is nothing to leave out."""
+    if not counted or m.px is None:
+        return None
+    px = m.px.reshape(-1, 3)[np.flatnonzero(m.fg & m.known)]
+    if len(px) < int(sc.get("least_cells", 8)):
+        return None
+    lab = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8).reshape(-1, 1, 3), cv2.COLOR_BGR2Lab)
+    return np.median(lab.reshape(-1, 3).astype(np.float32), axis=0)
+
+
+def skin_mask(sc: Mapping, face_bgr: np.ndarray, arm: np.ndarray | None) -> np.ndarray | None:
+    """The face's pixels of the arm's colour (chroma within `skin.chroma_within` of the arm's in
+    8-bit a and b, lightness within `skin.lightness_within`: the hand over the top is nearer the
+    lamp than its arm), grown by `skin.dilate_px` to take in the fingers' edges. None when none
+    is, or when more than `skin.face_share_most` of the face is (then the colour is the blocks'
+    or the tray's, not a hand's)."""
+    if arm is None:
+        return None
+    lab = cv2.cvtColor(face_bgr, cv2.COLOR_BGR2Lab).astype(np.float32)
+    chroma = np.hypot(lab[..., 1] - arm[1], lab[..., 2] - arm[2])
+    m = (chroma < float(sc["chroma_within"])) & (np.abs(lab[..., 0] - arm[0]) < float(sc["lightness_within"]))
+    k = int(sc.get("dilate_px", 0))
+    if k > 0:
+        m = cv2.dilate(m.view(np.uint8), np.ones((2 * k + 1, 2 * k + 1), np.uint8)).view(bool)
+    if not m.any() or float(m.mean()) > float(sc["face_share_most"]):
+        return None
+    return m
+
+
+def slot_cover(oc: Mapping, block_mm: Sequence[float], mask: np.ndarray, orient: str) -> np.ndarray:
+    """The share of each of the orientation's three slots (slot 0 first) that `mask` covers, on
+    a face image as `top_level.face_image` cuts it (`oc`: the orientation config, its margin and
+    pixels per mm): an "x" slot is a band of rows, slot 0 at the bottom (the image's rows run
+    against the tray's y); a "y" slot a band of columns, slot 0 on the left."""
+    ppm, m = float(oc["px_per_mm"]), float(oc["margin_mm"])
+    length, width = float(block_mm[0]), float(block_mm[1])
+    a0, a1 = int(round(m * ppm)), int(round((m + length) * ppm))
+    out = []
+    for s in range(3):
+        lo = m + (length - (s + 1) * width if orient == "x" else s * width)
+        b0, b1 = int(round(lo * ppm)), int(round((lo + width) * ppm))
+        band = mask[b0:b1, a0:a1] if orient == "x" else mask[a0:a1, b0:b1]
+        out.append(float(band.mean()) if band.size else 0.0)
+    return np.array(out)
