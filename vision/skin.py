@@ -23,14 +23,20 @@ from vision.hands import HandMask
 def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
     """The arms' colour this frame (8-bit Lab, the median of the mask's arm cells), or None when
     no counted arm reaches the tower (`counted`: hands.counted_arms) or too few cells show it
-    (`skin.least_cells`): with no hand over the top there is nothing to leave out."""
+    (`skin.least_cells`): with no hand over the top there is nothing to leave out. Also None for
+    an arm of hardly any colour (chroma under `skin.least_chroma`): a white or grey sleeve, or a
+    pale hand seen as the tray's own white, whose "skin" would be the glyphs' white fields and the
+    blocks' shadows (5 readings of the kits changed, one orientation set right)."""
     if not counted or m.px is None:
         return None
     px = m.px.reshape(-1, 3)[np.flatnonzero(m.fg & m.known)]
     if len(px) < int(sc.get("least_cells", 8)):
         return None
     lab = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8).reshape(-1, 1, 3), cv2.COLOR_BGR2Lab)
-    return np.median(lab.reshape(-1, 3).astype(np.float32), axis=0)
+    arm = np.median(lab.reshape(-1, 3).astype(np.float32), axis=0)
+    if float(np.hypot(arm[1] - 128.0, arm[2] - 128.0)) < float(sc.get("least_chroma", 0.0)):
+        return None
+    return arm
 
 
 def skin_mask(sc: Mapping, face_bgr: np.ndarray, arm: np.ndarray | None) -> np.ndarray | None:

@@ -163,3 +163,17 @@ def test_without_the_arms_colour_the_fingers_read_as_the_other_orientation(finge
     reading = read_frame(pipe, img).reading
     assert reading.orientation == "y"
     assert len(reading.hands) == 1
+
+
+def test_an_arm_of_no_colour_is_no_skin_to_find():
+    """A white sleeve (or a pale hand seen as the tray's white) would mark the glyphs' white
+    fields on the top: an arm with hardly any chroma gives no colour."""
+    fg = np.zeros((20, 20), bool)
+    fg[2:8, 0:12] = True
+    px = np.full((20, 20, 3), 120.0, np.float32)
+    px[fg] = (235, 236, 234)
+    m = HandMask(fg, np.ones_like(fg), np.zeros_like(fg), np.zeros_like(fg), np.zeros_like(fg),
+                 np.zeros((20, 20, 2)), 0.0, 5.0, px=px)
+    assert sk.arm_lab(SC, m, ["an arm"]) is None
+    px[fg] = SKIN_BGR
+    assert sk.arm_lab(SC, m, ["an arm"]) is not None
