@@ -7,7 +7,7 @@ them for the other orientation's blocks (the twin's photos with a hand over the 
 orientation right on 226 of 242 with one hand, 47 of 63 with two). The hand mask sees an arm
 only against the tray and the table; the colour of its cells there is this frame's skin, in
 this light. Pixels of the face within reach of that colour are the hand: the seam profiles
-leave them out, and a slot they mostly cover counts the same in either orientation.
+leave them out, and the share of a slot they cover counts the same in either orientation.
 """
 
 from __future__ import annotations
