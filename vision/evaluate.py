@@ -118,8 +118,8 @@ def kit_rows(pipe: Pipeline, kit_path: str | Path) -> tuple[list[dict], list[flo
 def kit_truth(kit_path: str | Path) -> dict:
     """A rendered kit's truth per image (level count, hidden fractions, hands): the synthetic
     kit's truth.json, or the twin kit's scenes.jsonl as the same keys (`levels` the tower's
-    level count, `slot_hidden`; a twin kit written before it recorded `slot_hidden` gives the
-    level count only). {} for a kit with neither, or one that cannot be read (a table's own
+    level count, `slot_hidden`, `hands`; a twin kit written before it recorded `slot_hidden`
+    gives the level count and hands only). {} for a kit with neither, or one that cannot be read (a table's own
     photos have none)."""
     p = Path(kit_path) / "truth.json"
     if not p.is_file():
@@ -147,6 +147,8 @@ def _twin_truth(path: Path) -> dict:
             hidden = d.get("slot_hidden")
             if isinstance(hidden, list) and len(hidden) == 3 and all(isinstance(v, (int, float)) for v in hidden):
                 t["slot_hidden"] = [float(v) for v in hidden]
+            if isinstance(d.get("hands"), list):
+                t["hands"] = [h for h in d["hands"] if isinstance(h, dict)]
             out[d["image"]] = t
     except (OSError, json.JSONDecodeError):
         return {}

@@ -26,6 +26,7 @@ import numpy as np
 
 from referee.loop.fusion import two_arms
 from vision import top_level as tl
+from vision.evaluate import kit_truth
 from vision.hands import find_hands
 from vision.kit import load_kit
 from vision.reader import Pipeline, load_pipeline, straighten, top_height
@@ -34,17 +35,10 @@ from vision.tray import TrayNotFound, register
 
 def true_entries(kit_path: str | Path) -> dict[str, list[float]]:
     """Per image, the directions (degrees, tray frame) the counted hands' arms come from, if the kit says."""
-    root = Path(kit_path)
-    out: dict[str, list[float]] = {}
-    if (root / "scenes.jsonl").is_file():  # the twin: tray axes are the world's
-        for line in (root / "scenes.jsonl").read_text(encoding="utf-8").splitlines():
-            d = json.loads(line)
-            out[d["image"]] = [float(h["from_deg"]) for h in d["hands"] if h["over_tower"]]
-    elif (root / "truth.json").is_file():  # the synthetic kit
-        for name, d in json.loads((root / "truth.json").read_text(encoding="utf-8")).items():
-            if "hands" in d:
-                out[name] = [float(h["from_deg"]) for h in d["hands"] if h["over_tower"]]
-    return out
+    # (the twin's scenes.jsonl or the synthetic kit's truth.json, as kit_truth reads them; the
+    # twin's tray axes are the world's)
+    return {name: [float(h["from_deg"]) for h in d["hands"] if h["over_tower"]]
+            for name, d in kit_truth(kit_path).items() if isinstance(d, dict) and "hands" in d}
 
 
 APART_DEG = 20.0  # the match loop's two_hands_apart_deg
