@@ -135,3 +135,39 @@ def test_a_doubtful_reading_on_a_level_above_is_not_kept(calibration, monkeypatc
     pipe.cfg["decision"]["levels_above"] = 0
     reader = _stuck_below(monkeypatch, {7: ("y", _evidence(0.98), 0.99)})
     assert reader._top_with_a_block(pipe, np.zeros((4, 4, 3), np.uint8), None, reader.FrameContext(None, None, None), object(), 90.0) is None
+
+
+def _under_a_hand(monkeypatch, reader, share: float, readings: dict) -> None:
+    """A frame whose first face (height 90) a hand covers `share` of; the next best candidate is
+    level 7, and read_top finds `readings` (by level) there and at the first height (6)."""
+    monkeypatch.setattr(ph, "other_candidates", lambda *a, **k: [7])
+    monkeypatch.setattr(ph, "levels_above", lambda tray, cs, count: [])
+    monkeypatch.setattr(ph, "refine_candidate", lambda cfg, tray, reg, shape, cs, i, *a, **k: (15.0 * i, reg))
+    monkeypatch.setattr(reader, "read_top", lambda p, ctx, img, z, need_block=False: readings.get(round(z / 15.0)))
+    mask = np.zeros((75, 75), bool)
+    mask.reshape(-1)[: int(share * mask.size)] = True
+    monkeypatch.setattr(reader, "skin_on_face", lambda p, ctx, img, z, face=None: mask if share > 0 else None)
+
+
+def test_under_a_hand_a_block_read_weakly_elsewhere_does_not_replace_the_covered_top(calibration, monkeypatch):
+    # twin 72/0031: fingers over a green Skip hid its glyph; read across at the same height, a
+    # Skip was "read" weakly in every slot, and the top's orientation was lost
+    import vision.reader as reader
+
+    pipe = load_pipeline(calibration)
+    weak, sure = _evidence(0.45), _evidence(0.98)
+    weakest = max(s.confidence for s in reader.slot_readings(pipe, weak))
+    assert weakest < pipe.cfg["decision"]["retry_under_hand_sure"] <= min(
+        s.confidence for s in reader.slot_readings(pipe, sure))
+    img, ctx = np.zeros((4, 4, 3), np.uint8), reader.FrameContext(None, None, None)
+
+    _under_a_hand(monkeypatch, reader, 0.5, {6: ("y", weak, 0.99), 7: ("x", weak, 0.99)})
+    assert reader._top_with_a_block(pipe, img, None, ctx, object(), 90.0) is None  # the first reading stays
+
+    _under_a_hand(monkeypatch, reader, 0.5, {6: ("y", weak, 0.99), 7: ("x", sure, 0.99)})
+    assert reader._top_with_a_block(pipe, img, None, ctx, object(), 90.0)[0] == 105.0  # a sure block is taken
+
+    for share in (0.0, 0.1):  # no hand, or a finger's tip: the weak block is taken as before
+        _under_a_hand(monkeypatch, reader, share, {6: ("y", weak, 0.99), 7: ("x", sure, 0.99)})
+        z, _, (orient, _, _) = reader._top_with_a_block(pipe, img, None, ctx, object(), 90.0)
+        assert (z, orient) == (90.0, "y")
