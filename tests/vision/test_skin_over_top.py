@@ -153,6 +153,8 @@ def test_fingers_laid_across_the_top_do_not_turn_its_orientation(fingers_across_
     assert reading.orientation == "x"
     assert len(reading.hands) == 1
     assert reading.uncertain  # the blocks under the fingers are not named surely
+    # every block under the fingers reads empty, and the reading says the hand hides them
+    assert "slot 0, 1, 2 reads empty, but a hand covers it" in reading.note
 
 
 def test_without_the_arms_colour_the_fingers_read_as_the_other_orientation(fingers_across_the_top):
@@ -177,3 +179,26 @@ def test_an_arm_of_no_colour_is_no_skin_to_find():
     assert sk.arm_lab(SC, m, ["an arm"]) is None
     px[fg] = SKIN_BGR
     assert sk.arm_lab(SC, m, ["an arm"]) is not None
+
+
+def _empty_and_held():
+    from referee.observations import SlotReading
+    from referee.blocks import Block
+
+    return (SlotReading(None, 0.95), SlotReading(Block.parse("red-2"), 0.97), SlotReading(None, 0.9))
+
+
+def test_a_slot_read_empty_under_a_hand_is_reported_as_not_seen(calibration, monkeypatch):
+    """Fingers over a block hide its colour and glyph, and the occupancy model reads skin as no
+    block, surely: a slot read empty that the arm's skin covers 0.4 of is named in the doubts."""
+    import vision.reader as reader
+
+    pipe = reader.load_pipeline(calibration)
+    ctx = reader.FrameContext(None, None, None)
+    img = np.zeros((4, 4, 3), np.uint8)
+    slots = _empty_and_held()
+    monkeypatch.setattr(reader, "covered_slots", lambda p, ctx, img, z, orient: np.array([0.5, 0.9, 0.39]))
+    assert reader.empties_under_a_hand(pipe, ctx, img, 100.0, "x", 0, slots) == [0]  # not the block, not 0.39
+    assert reader.empties_under_a_hand(pipe, ctx, img, 100.0, "x", 1, slots) == []  # a face taken a slot over
+    monkeypatch.setattr(reader, "covered_slots", lambda p, ctx, img, z, orient: None)
+    assert reader.empties_under_a_hand(pipe, ctx, img, 100.0, "x", 0, slots) == []  # no hand over the top
