@@ -1348,9 +1348,9 @@ def empties_under_a_hand(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: flo
     """The slots read empty that the arm's skin covers decision.empty_under_hand_share of or more
     (`covered_slots`): fingers over a block hide its colour and glyph, and the occupancy model
     reads skin as no block, surely. On 86 kits, 63 of the 86 photos read wrong and given as sure
-    were wrong only in slots a hand hid; a slot read empty with 0.4 of it covered made 62 of all
-    86 unsure, and 76 of 5,389 right readings (703 of them unsure already). Only on the face as
-    found (`first` 0); 0: off."""
+    were wrong only in slots a hand hid; a slot read empty with 0.4 of it covered made 62 of the
+    86 unsure, and 82 more of the 5,389 right readings (703 were unsure already). Only on the face
+    as found (`first` 0); 0: off."""
     share = float(p.cfg["decision"].get("empty_under_hand_share", 0.0))
     if share <= 0 or first != 0:
         return []
