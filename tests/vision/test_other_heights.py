@@ -150,8 +150,9 @@ def _under_a_hand(monkeypatch, reader, share: float, readings: dict) -> None:
 
 
 def test_under_a_hand_a_block_read_weakly_elsewhere_does_not_replace_the_covered_top(calibration, monkeypatch):
-    # twin 72/0031: fingers over a green Skip hid its glyph; read across at the same height, a
-    # Skip was "read" weakly in every slot, and the top's orientation was lost
+    # twin 71/0072: a hand over 0.58 of a full top (blue 3, green Skip, yellow 3 along y) hid its
+    # glyphs; read across at the same height, a red 2 was "read" at 0.41 and the top's
+    # orientation was lost
     import vision.reader as reader
 
     pipe = load_pipeline(calibration)
