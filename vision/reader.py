@@ -751,19 +751,24 @@ def glyphs_looked_for_again(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: 
     return replace(ev, p_gly=p_gly, moved=moved) if moved.any() else ev
 
 
-def _uncertainty(p: Pipeline, slots, o_conf: float | None, hands: Sequence = ()) -> tuple[bool, str]:
+def _uncertainty(p: Pipeline, slots, o_conf: float | None, hands: Sequence = (),
+                 covered: np.ndarray | None = None) -> tuple[bool, str]:
     """Whether the reading is reported unsure, and why. With a hand over the tower a slot needs
-    decision.uncertain_below_under_hands: the hand may cover part of the top, and the reader
-    cannot see which slots it hides (the hand mask sees hands against the tray only). On 2,400
-    photos of 32 unseen synthetic kits (2026-11-29) every reading given sure with its orientation
-    wrong (3, the level below read through spread fingers) had a hand over the tower and a slot
-    at 0.65-0.68: at 0.7 under hands, readings wrong and sure 11 -> 8, right readings reported
-    unsure 549 -> 589 of 2,312."""
+    decision.uncertain_below_under_hands: the hand may cover part of the top. On 2,400 photos of
+    32 unseen synthetic kits (2026-11-29) every reading given sure with its orientation wrong (3,
+    the level below read through spread fingers) had a hand over the tower and a slot at
+    0.65-0.68: at 0.7 under hands, readings wrong and sure 11 -> 8, right readings reported
+    unsure 549 -> 589 of 2,312. When the arm's colour shows which slots the hand covers
+    (`covered`, per slot: `covered_slots`), a slot with less than
+    decision.uncovered_under_hand_share of skin on it needs only decision.uncertain_below, as
+    with no hand (86 kits: right readings reported unsure 785 -> 771 of 5,389, none more wrong
+    and sure; the orientation keeps the hands' threshold)."""
     dc = p.cfg["decision"]
-    th = float(dc["uncertain_below"])
-    if hands:
-        th = max(th, float(dc.get("uncertain_below_under_hands", 0.0)))
-    bits = [f"slot {i} at {s.confidence:.2f}" for i, s in enumerate(slots) if s.confidence < th]
+    base = float(dc["uncertain_below"])
+    th = max(base, float(dc.get("uncertain_below_under_hands", 0.0))) if hands else base
+    clear = float(dc.get("uncovered_under_hand_share", 0.0))
+    ths = [base if hands and covered is not None and float(covered[i]) < clear else th for i in range(len(slots))]
+    bits = [f"slot {i} at {s.confidence:.2f}" for i, s in enumerate(slots) if s.confidence < ths[i]]
     if o_conf is not None and o_conf < th:
         bits.append(f"orientation at {o_conf:.2f}")
     return bool(bits), ("low confidence: " + ", ".join(bits)) if bits else ""
@@ -1324,7 +1329,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     slots = with_hands_known(p, ev, slots, hands)
     if read_across:
         o_conf = across_in_clear_view(p, slots, hands, o_conf)
-    uncertain, note = _uncertainty(p, slots, o_conf, hands)
+    uncertain, note = _uncertainty(p, slots, o_conf, hands,
+                                   covered_slots(p, ctx, img, z, orient) if hands and first == 0 else None)
     for doubt in (_slots_note(two, "shows two colours: not one block"),
                   "a glyph at an end of slot 1: a block may lie across it" if crossed else "",
                   _slots_note(empties, "reads empty, but a block's colour and glyph are seen there"),

@@ -202,3 +202,21 @@ def test_a_slot_read_empty_under_a_hand_is_reported_as_not_seen(calibration, mon
     assert reader.empties_under_a_hand(pipe, ctx, img, 100.0, "x", 1, slots) == []  # a face taken a slot over
     monkeypatch.setattr(reader, "covered_slots", lambda p, ctx, img, z, orient: None)
     assert reader.empties_under_a_hand(pipe, ctx, img, 100.0, "x", 0, slots) == []  # no hand over the top
+
+
+def test_under_a_hand_a_slot_no_finger_covers_needs_only_the_usual_confidence(calibration):
+    """Under a hand a slot read at 0.65 makes the reading unsure (the hand may cover it); where
+    the arm's colour shows no skin on that slot, 0.65 is as sure as with no hand."""
+    from referee.blocks import Block
+    from referee.observations import SlotReading
+    from vision.reader import _uncertainty, load_pipeline
+
+    pipe = load_pipeline(calibration)
+    slots = (SlotReading(Block.parse("red-2"), 0.65), SlotReading(None, 0.99), SlotReading(None, 0.99))
+    hand = ["a hand"]
+    assert not _uncertainty(pipe, slots, 0.99)[0]  # no hand: 0.65 is sure
+    assert _uncertainty(pipe, slots, 0.99, hand)[0]  # a hand, where it lies not known
+    unsure, note = _uncertainty(pipe, slots, 0.99, hand, np.array([0.2, 0.0, 0.0]))
+    assert unsure and "slot 0 at 0.65" in note  # skin on that very slot
+    assert not _uncertainty(pipe, slots, 0.99, hand, np.array([0.0, 0.6, 0.9]))[0]  # the fingers lie elsewhere
+    assert _uncertainty(pipe, slots, 0.65, hand, np.zeros(3))[0]  # the orientation keeps the hands' threshold
