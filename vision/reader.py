@@ -914,9 +914,13 @@ def recentred_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     third of a block off (synthetic 9903/0012: a clear green 2 read empty, its slot's box half
     on the level below's ends). When that mean is decision.recentre_mm or more, a slot where a
     block is missing shows ink, and the face moved by it (the camera moved the other way: the
-    tray plane is not read here) holds decision.recentre_min_gain blocks more and reads better
-    by decision.recentre_gain (`reading_evidence`), the moved face is read. Returns (the moved
-    face's context, its evidence) or None. decision.recentre_mm 0: off."""
+    tray plane is not read here) holds decision.recentre_min_gain blocks more and its
+    `reading_evidence` is more than the face found's plus decision.recentre_gain, the moved face
+    is read. That gain is negative (-0.1): the block found costs a little evidence where the
+    face found read its slot as surely empty (the level below's ends seen there), and on tall
+    tops seen from aside the moved face held every block at 0.05-0.1 less (synthetic fam20/same
+    0068 and fam30/same 0013; docs/vision.md, 2026-11-29 from 16:18 UTC). Returns (the moved face's
+    context, its evidence) or None. decision.recentre_mm 0: off."""
     dc = p.cfg["decision"]
     th = float(dc.get("recentre_mm", 0.0))
     gain = int(dc.get("recentre_min_gain", 0))
