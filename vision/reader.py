@@ -918,8 +918,8 @@ def recentred_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     `reading_evidence` is more than the face found's plus decision.recentre_gain, the moved face
     is read. That gain is negative (-0.1): the block found costs a little evidence where the
     face found read its slot as surely empty (the level below's ends seen there), and on tall
-    tops seen from aside the moved face held every block at 0.05-0.1 less (synthetic fam20/same
-    0068 and fam30/same 0013; docs/vision.md, 2026-11-29 from 16:18 UTC). Returns (the moved face's
+    tops seen from aside the moved face held every block at up to 0.1 less (synthetic fam20/same
+    0068: 0.055 less; docs/vision.md, 2026-11-29 from 16:18 UTC). Returns (the moved face's
     context, its evidence) or None. decision.recentre_mm 0: off."""
     dc = p.cfg["decision"]
     th = float(dc.get("recentre_mm", 0.0))
