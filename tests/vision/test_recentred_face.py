@@ -91,7 +91,8 @@ def test_the_moved_face_is_kept_when_it_reads_no_worse_than_the_gain_allows(read
 
 
 def test_a_face_that_finds_the_missed_block_may_read_a_little_less_surely():
-    # on tall tops seen from aside the face moved onto the glyphs held every block but read
-    # 0.05-0.1 less than the face found, whose slot read surely empty on the level below's ends
+    # on tall tops seen from aside the face moved onto the glyphs held every block but read up
+    # to 0.1 less than the face found (synthetic fam20/same 0068: 0.055), whose slot read surely
+    # empty on the level below's ends; at -0.2 a face was moved a slot over (docs/vision.md)
     decision = default_config()["decision"]
     assert -0.2 <= decision["recentre_gain"] < 0 and decision["recentre_min_gain"] >= 1
