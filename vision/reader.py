@@ -654,8 +654,12 @@ def covered_slots(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
     the arm's colour, `skin_on_face`), for reading_evidence; None when no hand lies over the face.
     Counted in proportion, not past a threshold: on 86 kits a slot counted whole from 0.4 of it
     covered read 4 tops fewer right than the share did (see docs/vision.md)."""
-    mask = skin_on_face(p, ctx, img, z)
-    return None if mask is None else sk.slot_cover(p.cfg["orientation"], p.tray.block_mm, mask, orient)
+    def make():
+        mask = skin_on_face(p, ctx, img, z)
+        return None if mask is None else sk.slot_cover(p.cfg["orientation"], p.tray.block_mm, mask, orient)
+    # (once a face, orientation and arm colour: read_frame asks for it for the confidence and for
+    # the empties)
+    return _memo(ctx.memo, ("cover", float(z), orient), (p, ctx.registration, img, ctx.memo.get(ARM_LAB)), make)
 
 
 def glyph_seen(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
@@ -1010,11 +1014,10 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     under_hand = skin is not None and float(np.mean(skin)) >= float(dc.get("retry_under_hand_share", 1.0))
     least = float(dc.get("retry_under_hand_sure", 0.0)) if under_hand else 0.0
 
-    def sure_enough(found: tuple) -> bool:
-        return least <= 0 or max((s.confidence for s in slot_readings(p, found[1]) if s.block is not None),
-                                 default=0.0) >= least
+    def sure_enough(slots: Sequence[SlotReading]) -> bool:
+        return least <= 0 or max((s.confidence for s in slots if s.block is not None), default=0.0) >= least
     found = read_top(p, ctx, img, z, need_block=True)
-    if found is not None and sure_enough(found):
+    if found is not None and sure_enough(slot_readings(p, found[1])):
         return z, ctx, found
     others = plane_height.other_candidates(p.cfg, p.tray, cs, ctx.tray_bgr, p.background, ctx.gains, tries)
     # last, the levels above the chosen candidate: kept only when read surely (the top under a
@@ -1025,8 +1028,10 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
                                                  p.background, ctx.gains)
         ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
         found = read_top(p, ctx2, img, z2, need_block=True)
-        if (found is not None and sure_enough(found)
-                and (k < len(others) or not _uncertainty(p, slot_readings(p, found[1]), found[2])[0])):
+        if found is None:
+            continue
+        slots = slot_readings(p, found[1])
+        if sure_enough(slots) and (k < len(others) or not _uncertainty(p, slots, found[2])[0]):
             return z2, ctx2, found
     return None
 
