@@ -1046,7 +1046,8 @@ def doubtful_slots(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
 def _better_focal(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
                   cs: plane_height.CoarseSearch, z: float, orient: str, ev: SlotEvidence) -> tuple[float, FrameContext, tuple] | None:
     """For a reading with a doubtful slot: the face fitted with other focal lengths
-    (plane_height.focal_alternatives) read, and kept when its reading holds at least as many
+    (plane_height.focal_alternatives) and the tall face moved a few mm on its plane
+    (plane_height.moved_face: the markers' camera centre a few mm off) read, each kept when its reading holds at least as many
     blocks with their glyphs seen and has no more doubtful slots, one of them strictly (the best
     reading_evidence among such; a reading of no block is none). Seen from far aside, the focal search's grid can leave a tall
     top's face a slot off its place; the reading, not the outline's edge fit, tells which fit
@@ -1058,8 +1059,10 @@ def _better_focal(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameCo
     w = float(p.cfg["decision"]["orientation_empty_weight"])
     covered = float(p.cfg["skin"]["covered_evidence"])
     best, best_q = None, -np.inf
-    for z2, reg2 in plane_height.focal_alternatives(p.cfg, p.tray, reg0, img.shape, cs, z, ctx.registration,
-                                                    ctx.tray_bgr, p.background, ctx.gains):
+    alts = plane_height.focal_alternatives(p.cfg, p.tray, reg0, img.shape, cs, z, ctx.registration,
+                                           ctx.tray_bgr, p.background, ctx.gains)
+    moved = plane_height.moved_face(p.cfg, p.tray, reg0, cs, ctx.tray_bgr, p.background, ctx.gains)
+    for z2, reg2 in alts + ([moved] if moved is not None else []):
         ctx2 = FrameContext(reg2, ctx.tray_bgr, ctx.gains, ctx.memo)
         if glyphs_seen_at(p, ctx2, img, z2, orient, (0, 1, 2)).sum() < max(held, 1):
             continue  # too few glyphs there to hold as many blocks (a third of a reading's cost)
