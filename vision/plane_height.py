@@ -619,27 +619,36 @@ def _shifted_nadirs(C: np.ndarray, zs: np.ndarray, d: np.ndarray) -> np.ndarray:
     return C[:2][None] - (k / (k - 1))[:, None] * np.asarray(d, np.float64)[None]
 
 
-def _moved_face(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, i: int,
-                C: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> tuple[float, np.ndarray] | None:
+def _fine_heights(cfg: Mapping, tray: Tray, z0: float) -> np.ndarray:
+    """The fine search's heights round coarse candidate z0: a coarse step either side, from half
+    a level up."""
+    ac = cfg["align"]
+    step = float(ac["coarse_step_mm"])
+    return np.arange(max(tray.block_mm[2] * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+
+
+def _moved_face(cfg: Mapping, tray: Tray, cs: CoarseSearch, tray_bgr: np.ndarray, bg,
+                gains) -> tuple[float, np.ndarray] | None:
     """A tall face moved a few mm on its plane (align.shift_mm, eight ways, heights from
     align.shift_above_mm) that scores more than align.shift_gain times the face chosen in place
-    (candidate i), as (height, shift); else None. Scored in one call with the faces in place
+    (cs.chosen), as (height, shift); else None. Scored in one call with the faces in place
     (scores are scaled by their best over the candidates); the search's own choice is left as it
     is."""
     ac = cfg["align"]
     mm = float(ac.get("shift_mm", 0.0))
     if mm <= 0:
         return None
+    zs, C = cs.zs, cs.centres[1.0][0]
     tall = zs[zs >= float(ac["shift_above_mm"])]
     if not len(tall):
         return None
     ds = [mm * np.array([math.cos(a * math.pi / 4), math.sin(a * math.pi / 4)]) for a in range(8)]
     zz = np.concatenate([zs] + [tall] * 8)
     nad = np.concatenate([np.broadcast_to(C[:2], (len(zs), 2))] + [_shifted_nadirs(C, tall, d) for d in ds])
-    full = height_scores(cfg, tray, pv, pr, zz, tray_bgr, bg, gains, nad, np.full(len(zz), float(C[2])),
+    full = height_scores(cfg, tray, cs.pv, cs.pr, zz, tray_bgr, bg, gains, nad, np.full(len(zz), float(C[2])),
                          within=float(ac.get("highest_within", 1.0)))
     j = int(np.argmax(full[len(zs):]))
-    if not full[len(zs) + j] > float(ac["shift_gain"]) * float(full[i]):
+    if not full[len(zs) + j] > float(ac["shift_gain"]) * float(full[cs.chosen]):
         return None
     return float(tall[j % len(tall)]), ds[j // len(tall)]
 
@@ -650,11 +659,8 @@ def refine_candidate(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, 
     """Coarse candidate i refined: a fine search round it, then (align.focal_factors) the focal
     length searched with it. Returns the height and the registration whose camera fits it."""
     ac = cfg["align"]
-    level = tray.block_mm[2]
-    step = float(ac["coarse_step_mm"])
     if cs.one_camera:
-        z0 = float(cs.zs[i])
-        fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+        fine = _fine_heights(cfg, tray, float(cs.zs[i]))
         z = float(fine[int(np.argmax(height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, within=1.0)))])
     else:  # the focal search starts from the coarse winner's face scale, as a height for the calibrated camera
         k = float(cs.czs[i] / (cs.czs[i] - cs.zs[i]))
@@ -678,14 +684,12 @@ def moved_face(cfg: Mapping, tray: Tray, reg: Registration, cs: CoarseSearch, tr
     readings look for it, and the reading decides (docs/vision.md, 2026-11-29 from 18:20 UTC)."""
     if not cs.one_camera:
         return None
-    C = cs.centres[1.0][0]
-    found = _moved_face(cfg, tray, cs.pv, cs.pr, cs.zs, cs.chosen, C, tray_bgr, bg, gains)
+    found = _moved_face(cfg, tray, cs, tray_bgr, bg, gains)
     if found is None:
         return None
-    ac = cfg["align"]
+    C = cs.centres[1.0][0]
     z0, d = found
-    step = float(ac["coarse_step_mm"])
-    fine = np.arange(max(tray.block_mm[2] * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+    fine = _fine_heights(cfg, tray, z0)
     nad = _shifted_nadirs(C, fine, d)
     sc = height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, nad, np.full(len(fine), float(C[2])),
                        within=1.0)
