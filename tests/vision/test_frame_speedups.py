@@ -377,3 +377,13 @@ def test_the_glyphs_blobs_by_granas_labelling_are_the_default_labellings():
             inner[0] = False
             area, centre = tl._inner_blobs(mask)
             assert inner.any() and np.array_equal(area, stats[inner, cv2.CC_STAT_AREA]) and np.array_equal(centre, cent[inner] + 0.5)
+
+
+def test_a_steady_heap_keeps_the_frames_memory_and_changes_no_value():
+    from vision.reader import steady_heap
+
+    a = np.random.default_rng(9).integers(0, 256, (480, 640, 3)).astype(np.uint8)
+    before = cv2.cvtColor(a, cv2.COLOR_BGR2GRAY)
+    assert steady_heap() in (True, False)  # (False: a C library without mallopt; nothing changes)
+    assert steady_heap()  # (glibc, as every machine of the project has)
+    assert np.array_equal(cv2.cvtColor(a, cv2.COLOR_BGR2GRAY), before)
