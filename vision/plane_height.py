@@ -466,7 +466,7 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     while len(todo):
         full[todo] = _colour_checked(cfg, pv, pr, zs[todo], None if nadirs is None else nadirs[todo],
                                      None if cam_zs is None else cam_zs[todo], sc[todo], tray_bgr, bg, gains)
-        rest = order[np.isneginf(full[order])]
+        rest = order[full[order] == -np.inf]  # (np.isneginf's test, without its wrapper)
         todo = rest[sc[rest] >= within * np.maximum.reduce(full)]
     return full
 

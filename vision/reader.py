@@ -248,9 +248,8 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
     if model is None:
         return np.full((len(X), len(classes)), 1.0 / len(classes))
     P = model.proba(X)
-    for j, c in enumerate(model.classes):
-        if c in classes:
-            out[:, classes.index(c)] = P[:, j]
+    src = [j for j, c in enumerate(model.classes) if c in classes]
+    out[:, [classes.index(model.classes[j]) for j in src]] = P[:, src]  # (one copy, not one a class)
     return out / out.sum(axis=1, keepdims=True)
 
 

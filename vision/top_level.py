@@ -262,9 +262,12 @@ def _inner_blobs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     its time on a glyph's search crop.)"""
     _, _, stats, cent = cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_GRANA)
     h, wd = mask.shape
-    x, y, bw, bh = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
-    inner = (x > 0) & (y > 0) & (x + bw < wd) & (y + bh < h)
-    inner[0] = False  # the background
+    # (a search crop has a few blobs, 3 at the median and 11 at most on the bench: tested in
+    # Python they cost a third of NumPy's dozen small calls; 0 is the background)
+    inner = [k for k, (x, y, bw, bh, _) in enumerate(stats.tolist())
+             if k and x > 0 and y > 0 and x + bw < wd and y + bh < h]
+    if not inner:
+        return _NO_BLOBS
     return stats[inner, cv2.CC_STAT_AREA].astype(np.float64), cent[inner] + 0.5
 
 
