@@ -619,14 +619,6 @@ def _shifted_nadirs(C: np.ndarray, zs: np.ndarray, d: np.ndarray) -> np.ndarray:
     return C[:2][None] - (k / (k - 1))[:, None] * np.asarray(d, np.float64)[None]
 
 
-def _fine_heights(cfg: Mapping, tray: Tray, z0: float) -> np.ndarray:
-    """The fine search's heights round coarse candidate z0: a coarse step either side, from half
-    a level up."""
-    ac = cfg["align"]
-    step = float(ac["coarse_step_mm"])
-    return np.arange(max(tray.block_mm[2] * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
-
-
 def _moved_face(cfg: Mapping, tray: Tray, cs: CoarseSearch, tray_bgr: np.ndarray, bg,
                 gains) -> tuple[float, np.ndarray] | None:
     """A tall face moved a few mm on its plane (align.shift_mm, eight ways, heights from
@@ -660,7 +652,7 @@ def refine_candidate(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, 
     length searched with it. Returns the height and the registration whose camera fits it."""
     ac = cfg["align"]
     if cs.one_camera:
-        fine = _fine_heights(cfg, tray, float(cs.zs[i]))
+        fine = tl.fine_heights(cfg, tray, float(cs.zs[i]))
         z = float(fine[int(np.argmax(height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, within=1.0)))])
     else:  # the focal search starts from the coarse winner's face scale, as a height for the calibrated camera
         k = float(cs.czs[i] / (cs.czs[i] - cs.zs[i]))
@@ -689,7 +681,7 @@ def moved_face(cfg: Mapping, tray: Tray, reg: Registration, cs: CoarseSearch, tr
         return None
     C = cs.centres[1.0][0]
     z0, d = found
-    fine = _fine_heights(cfg, tray, z0)
+    fine = tl.fine_heights(cfg, tray, z0)
     nad = _shifted_nadirs(C, fine, d)
     sc = height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, nad, np.full(len(fine), float(C[2])),
                        within=1.0)

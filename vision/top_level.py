@@ -1011,9 +1011,17 @@ def fit_height(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tra
     peaks = [i for i in range(len(sc)) if sc[i] >= alpha * sc.max()
              and sc[i] >= (sc[i - 1] if i > 0 else -np.inf) and sc[i] >= (sc[i + 1] if i + 1 < len(sc) else -np.inf)]
     z0 = float(coarse[max(peaks) if peaks else int(np.argmax(sc))])
-    step = float(ac["coarse_step_mm"])
-    fine = np.arange(max(level * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
+    fine = fine_heights(cfg, tray, z0)
     return float(fine[int(np.argmax(height_scores(cfg, tray, reg, img, img_f, fine, tray_bgr, bg, gains)))])
+
+
+def fine_heights(cfg: Mapping, tray: Tray, z0: float) -> np.ndarray:
+    """The fine search's heights round coarse candidate z0: a coarse step either side, from half
+    a level up. (Both height searches use it: this one and plane_height's, which imports this
+    module.)"""
+    ac = cfg["align"]
+    step = float(ac["coarse_step_mm"])
+    return np.arange(max(tray.block_mm[2] * 0.5, z0 - step), z0 + step + 1e-6, float(ac["fine_step_mm"]))
 
 
 def slot_tray_fraction(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
