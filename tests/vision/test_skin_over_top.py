@@ -220,3 +220,18 @@ def test_under_a_hand_a_slot_no_finger_covers_needs_only_the_usual_confidence(ca
     assert unsure and "slot 0 at 0.65" in note  # skin on that very slot
     assert not _uncertainty(pipe, slots, 0.99, hand, np.array([0.0, 0.6, 0.9]))[0]  # the fingers lie elsewhere
     assert _uncertainty(pipe, slots, 0.65, hand, np.zeros(3))[0]  # the orientation keeps the hands' threshold
+
+
+def test_under_a_hand_a_block_read_at_three_quarters_is_not_sure(calibration):
+    """A finger over half a glyph leaves it read at 0.71-0.80, as often wrongly as not: under a
+    hand with skin on its slot, a block at 0.75 makes the reading unsure; with no hand it is sure."""
+    from referee.blocks import Block
+    from referee.observations import SlotReading
+    from vision.reader import _uncertainty, load_pipeline
+
+    pipe = load_pipeline(calibration)
+    slots = (SlotReading(Block.parse("blue-3"), 0.75), SlotReading(None, 0.99), SlotReading(Block.parse("red-1"), 0.85))
+    assert not _uncertainty(pipe, slots, 0.99)[0]
+    unsure, note = _uncertainty(pipe, slots, 0.99, ["a hand"], np.array([0.3, 0.0, 0.3]))
+    assert unsure and note == "low confidence: slot 0 at 0.75"  # the block at 0.85 is sure enough
+    assert _uncertainty(pipe, slots[1:] + slots[:1], 0.75, ["a hand"], np.zeros(3))[0]  # so is the orientation at 0.75
