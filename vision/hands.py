@@ -857,7 +857,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     stats[:, cv2.CC_STAT_AREA] = np.bincount(lab.ravel(), minlength=ncomp)
     min_area = float(hc["min_area_mm2"]) / (g * g)
     if not (stats[1:, cv2.CC_STAT_AREA] >= min_area).any():
-        return []  # no blob as large as a hand: no arm comes in (half the frames of a match, 0.15 ms)
+        return []  # no blob as large as a hand: no arm comes in (half the bench's frames, 0.15 ms each)
     lab8 = lab  # the blobs across the bridged strips: an arm's whole shape (`_palms`)
     lab = np.where(m.fg, lab, 0)
     if m.ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs

@@ -785,9 +785,10 @@ def _uncertainty(p: Pipeline, slots, o_conf: float | None, hands: Sequence = (),
     32 unseen synthetic kits (2026-11-29) every reading given sure with its orientation wrong (3,
     the level below read through spread fingers) had a hand over the tower and a slot at
     0.65-0.68: at 0.7 under hands, readings wrong and sure 11 -> 8, right readings reported
-    unsure 549 -> 589 of 2,312. At 0.8 (2026-11-29, 22:20 UTC), half of those left went too:
-    the glyph or the end block a finger half hides reads at 0.71-0.80 (86 kits: wrong and sure
-    21 -> 11, right readings unsure 704 -> 784 of 5,266; fresh kits 8 -> 6, twin 8 -> 3). A match
+    unsure 549 -> 589 of 2,312. At 0.8 (2026-11-29, from 20:55 UTC), half of those left went
+    too: a glyph or an end block a finger half hides reads at 0.7-0.8, wrong in one such reading
+    of nine (86 kits: wrong and sure 21 -> 11, right readings unsure 704 -> 784 of 5,266; fresh
+    kits 8 -> 6, twin 8 -> 3). A match
     takes no reading while a hand is over the tower, so only `identify` and the page's doubts see
     it. When the arm's colour shows which slots the hand covers
     (`covered`, per slot: `covered_slots`), a slot with less than

@@ -223,8 +223,9 @@ def test_under_a_hand_a_slot_no_finger_covers_needs_only_the_usual_confidence(ca
 
 
 def test_under_a_hand_a_block_read_at_three_quarters_is_not_sure(calibration):
-    """A finger over half a glyph leaves it read at 0.71-0.80, as often wrongly as not: under a
-    hand with skin on its slot, a block at 0.75 makes the reading unsure; with no hand it is sure."""
+    """A finger over half a glyph leaves it read at 0.7-0.8, and one such reading in nine is
+    wrong: under a hand with skin on its slot, a block at 0.75 makes the reading unsure; with no
+    hand it is sure."""
     from referee.blocks import Block
     from referee.observations import SlotReading
     from vision.reader import _uncertainty, load_pipeline
