@@ -788,9 +788,8 @@ def _uncertainty(p: Pipeline, slots, o_conf: float | None, hands: Sequence = (),
     unsure 549 -> 589 of 2,312. At 0.8 (2026-11-29, from 20:55 UTC), half of those left went
     too: a glyph or an end block a finger half hides reads at 0.7-0.8, wrong in one such reading
     of nine (86 kits: wrong and sure 21 -> 11, right readings unsure 704 -> 784 of 5,266; fresh
-    kits 8 -> 6, twin 8 -> 3). A match
-    takes no reading while a hand is over the tower, so only `identify` and the page's doubts see
-    it. When the arm's colour shows which slots the hand covers
+    kits 8 -> 6, twin 8 -> 3). A match takes no reading while a hand is over the tower, so only
+    `identify --details` shows it. When the arm's colour shows which slots the hand covers
     (`covered`, per slot: `covered_slots`), a slot with less than
     decision.uncovered_under_hand_share of skin on it needs only decision.uncertain_below, as
     with no hand (86 kits: right readings reported unsure 785 -> 771 of 5,389, none more wrong
