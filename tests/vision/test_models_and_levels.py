@@ -43,6 +43,27 @@ def test_a_saved_kernel_model_loads_and_gives_the_same_probabilities(tmp_path):
     assert np.allclose(back.proba(X[:7]).sum(axis=1), 1.0)
 
 
+def test_the_kernel_model_gives_scikit_learns_own_probabilities_on_glyph_sized_features():
+    """The reader's kernel model (its landmark product in float32) says what the fitted
+    Nystroem map and logistic regression say, on features as long as a glyph's HOG."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    centres = rng.normal(0, 1, (4, 432))
+    X = np.concatenate([c + rng.normal(0, 0.8, (50, 432)) for c in centres])
+    y = [k for k in "abcd" for _ in range(50)]
+    m = train_kernel(X, y, C=10.0, landmarks=120, seed=5)
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    Xs = (X - mean) / scale
+    ny = Nystroem(gamma=1.0 / 432, n_components=120, random_state=5).fit(Xs)
+    clf = LogisticRegression(C=10.0, max_iter=3000).fit(ny.transform(Xs), np.asarray(y))
+    Xt = np.concatenate([c + rng.normal(0, 0.8, (3, 432)) for c in centres])
+    want = clf.predict_proba(ny.transform((Xt - mean) / scale))
+    assert np.abs(m.proba(Xt) - want).max() < 1e-5
+    assert list(np.array(m.classes)[m.proba(Xt).argmax(axis=1)]) == [k for k in "abcd" for _ in range(3)]
+
+
 def test_read_level_reads_the_named_level_with_its_orientation(calibration, small_kit):
     import cv2
 
