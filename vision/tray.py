@@ -412,8 +412,7 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
     obj, img, ids = correspondences(tray, found)
     min_markers = int(cfg.get("tray", {}).get("min_markers", 1))
     if len(ids) < min_markers:
-        seen = f"only {len(ids)} of the tray's {len(tray.markers)} markers" if ids else "none of the tray's markers"
-        raise TrayNotFound(f"cannot find the tray: {seen} are visible (uncover the tray corners)")
+        raise TrayNotFound(_why_not_found(det, tray, gray, found, ids))
     obj, img, H = _lined_up(cfg, obj, img)
     if H is None:
         H, _ = cv2.findHomography(obj, img, 0)
@@ -438,6 +437,30 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
     if err > max_err:
         raise TrayNotFound(f"cannot find the tray: its markers are {err:.1f} px off (is the sheet flat and the right one?)")
     return Registration(H / H[2, 2], cam, ids, err)
+
+
+def _why_not_found(det: MarkerFinder, tray: Tray, gray: np.ndarray, found: Mapping[int, np.ndarray],
+                   ids: Collection[int]) -> str:
+    """Why a frame shows too few of the tray's markers, in the words a player can act on.
+
+    Two set-up mistakes look like a covered tray: a camera set to mirror its picture (a webcam's
+    or picamera2's flip setting; no marker reads mirrored), and a tray sheet other than the one
+    tray.json describes (markers seen, none with the tray's ids). Both are looked for only when
+    no marker of the tray is seen at all, so a frame with hands over the corners pays nothing."""
+    n = len(tray.markers)
+    if ids:
+        return f"cannot find the tray: only {len(ids)} of the tray's {n} markers are visible (uncover the tray corners)"
+    others = sorted(i for i in found if i not in tray.markers)
+    if others:
+        mine = ", ".join(str(i) for i in sorted(tray.markers))
+        theirs = ", ".join(str(i) for i in others)
+        return (f"cannot find the tray: the markers seen ({theirs}) are not this tray's ({mine}): "
+                "is the tray sheet the one its tray.json describes?")
+    mirrored = _detect(det.fast, np.ascontiguousarray(gray[:, ::-1]))
+    if any(i in tray.markers for i in mirrored):
+        return ("cannot find the tray: the picture is mirrored (the camera's flip setting): "
+                "turn mirroring off, or flip it both ways")
+    return "cannot find the tray: none of the tray's markers are visible (uncover the tray corners)"
 
 
 def calibrate_focal(tray: Tray, views: list[np.ndarray], width: int, height: int, default: float) -> tuple[float, float]:

@@ -59,6 +59,29 @@ def test_a_frame_without_the_tray_says_so_in_words():
         register(_cfg(), tray, blank)
 
 
+def test_a_mirrored_camera_is_told_to_turn_mirroring_off():
+    """A camera set to flip its picture left to right shows no marker that reads: the player is
+    told to turn the flip setting off, not to uncover a tray that lies in plain view."""
+    tray, img, _ = _frame(1)
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    with pytest.raises(TrayNotFound, match="the picture is mirrored"):
+        register(_cfg(), tray, np.ascontiguousarray(gray[:, ::-1]))
+    with pytest.raises(TrayNotFound, match="mirrored"):  # upside down and mirrored: still mirrored
+        register(_cfg(), tray, np.ascontiguousarray(gray[::-1, :]))
+    assert len(register(_cfg(), tray, np.ascontiguousarray(gray[::-1, ::-1])).marker_ids) == 4  # turned round: read
+
+
+def test_another_tray_sheet_is_named_by_the_markers_it_shows():
+    """Markers seen but none with the ids tray.json names: the wrong sheet (or the wrong
+    tray.json), said so with both sets of ids."""
+    from dataclasses import replace
+
+    tray, img, _ = _frame(1)
+    other = replace(tray, markers={i + 10: q for i, q in tray.markers.items()})
+    with pytest.raises(TrayNotFound, match=r"markers seen \(0, 1, 2, 3\) are not this tray's \(10, 11, 12, 13\)"):
+        register(_cfg(), other, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+
+
 def test_focal_length_is_learnt_from_many_views(small_kit):
     import json
 
