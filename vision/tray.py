@@ -443,13 +443,22 @@ def _why_not_found(det: MarkerFinder, tray: Tray, gray: np.ndarray, found: Mappi
                    ids: Collection[int]) -> str:
     """Why a frame shows too few of the tray's markers, in the words a player can act on.
 
-    Two set-up mistakes look like a covered tray: a camera set to mirror its picture (a webcam's
-    or picamera2's flip setting; no marker reads mirrored), and a tray sheet other than the one
-    tray.json describes (markers seen, none with the tray's ids). Both are looked for only when
-    no marker of the tray is seen at all, so a frame with hands over the corners pays nothing."""
+    Set-up mistakes look like a covered tray: a picture too small, almost black or washed out; a
+    camera set to mirror its picture (a webcam's or picamera2's flip setting; no marker reads
+    mirrored); and a tray sheet other than the one tray.json describes (markers seen, none with
+    the tray's ids). They are looked for only when no marker of the tray is seen at all, so a
+    frame with hands over the corners pays nothing."""
     n = len(tray.markers)
     if ids:
         return f"cannot find the tray: only {len(ids)} of the tray's {n} markers are visible (uncover the tray corners)"
+    h, w = gray.shape[:2]
+    if min(h, w) < 120:
+        return f"cannot find the tray: the picture is only {w}x{h} pixels, too small to read its markers (use 640x480)"
+    mean, std = (float(v[0][0]) for v in cv2.meanStdDev(gray))
+    if mean < 20:
+        return "cannot find the tray: the picture is almost black (is the lens covered, or the light off?)"
+    if mean > 235 and std < 12:
+        return "cannot find the tray: the picture is washed out (too much light on the camera: lower its exposure)"
     others = sorted(i for i in found if i not in tray.markers)
     if others:
         mine = ", ".join(str(i) for i in sorted(tray.markers))

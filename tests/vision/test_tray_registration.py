@@ -71,6 +71,17 @@ def test_a_mirrored_camera_is_told_to_turn_mirroring_off():
     assert len(register(_cfg(), tray, np.ascontiguousarray(gray[::-1, ::-1])).marker_ids) == 4  # turned round: read
 
 
+@pytest.mark.parametrize("frame, words", [
+    (np.full((480, 640), 6, np.uint8), "almost black"),
+    (np.full((480, 640), 250, np.uint8), "washed out"),
+    (np.full((24, 32), 128, np.uint8), "only 32x24 pixels"),
+])
+def test_a_picture_the_tray_cannot_be_seen_in_says_why(frame, words):
+    """A covered lens, a camera blinded by a lamp and a thumbnail are not a covered tray."""
+    with pytest.raises(TrayNotFound, match=words):
+        register(_cfg(), default_tray(), frame)
+
+
 def test_another_tray_sheet_is_named_by_the_markers_it_shows():
     """Markers seen but none with the ids tray.json names: the wrong sheet (or the wrong
     tray.json), said so with both sets of ids."""
