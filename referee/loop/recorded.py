@@ -71,6 +71,8 @@ class ObservationWriter:
         """The table loop's observer: a reading, an unreadable frame, a sensor event, a button press."""
         if kind == "frame" and item is not None:
             self.add("frame", item.t, encode_reading(item))
+        elif kind == "unreadable":  # (frame time, the reader's reason): replayed as the same failure
+            self.add("unreadable", item[0], item[1])
         elif kind == "sensor":
             self.add("sensor", self.clock.now() if self.clock is not None else item.t, encode_sensor(item))
         elif kind == "button":
@@ -112,7 +114,7 @@ class _Feed:
 
     def __init__(self, clock: _Clock, records: list[list]):
         self.clock = clock
-        self.frames = [(t, p) for k, t, p in records if k == "frame"]
+        self.frames = [(t, k, p) for k, t, p in records if k in ("frame", "unreadable")]
         self.sensor_events = [(t, decode_sensor(t, p)) for k, t, p in records if k == "sensor"]
         self.presses = [ButtonPress(p, t) for k, t, p in records if k == "button"]
         self.fi = self.si = self.bi = 0
@@ -160,7 +162,10 @@ class _ReplayReader:
     def read(self, image, t, seq, z_hint_mm=None, top_names=None) -> TopLevelReading:
         if self.camera.pending is None:
             raise ValueError("no recorded frame at this moment")
-        return decode_reading(*self.camera.pending)
+        t, kind, payload = self.camera.pending
+        if kind == "unreadable":
+            raise ValueError(payload)  # as the live reader failed on it
+        return decode_reading(t, payload)
 
 
 @dataclass
@@ -245,7 +250,7 @@ def replay_recording(path: str | Path, fusion_settings: str | Path | None = None
         # was recorded (its own frame pacing decided that live).
         times = sorted({float(r[1]) for r in records})
         moments = sorted(((t, k, p) for k, t, p in records if k in ("turn", "check", "collapse_report")), key=lambda m: m[0])
-        frame_times = {float(t) for k, t, _ in records if k == "frame"}
+        frame_times = {float(t) for k, t, _ in records if k in ("frame", "unreadable")}
         mi = 0
         for t in times:
             if session.over:

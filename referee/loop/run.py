@@ -244,6 +244,7 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
     warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
+    unreadable: str | None = None  # why the last frame could not be read: said once, not every frame
     sensors = getattr(devices, "sensors", None)
     cell = _LoadCellWatch(session, sensors)
     try:
@@ -270,8 +271,11 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             try:
                 reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
             except Exception as exc:
-                echo(f"camera frame unreadable: {exc}")
+                if str(exc) != unreadable:
+                    echo(f"camera frame unreadable: {exc}")
+                unreadable = str(exc)
                 continue
+            unreadable = None
             read = build.on_frame(reading, settled_g, _two_up(reader, frame.image))
             if read is None:
                 continue

@@ -401,3 +401,22 @@ def test_a_sensor_that_stops_answering_mid_match_is_said_at_the_table_and_again_
     assert len(said) == 2
     assert said[0].startswith("The accelerometer has stopped answering; the referee goes on without it.")
     assert "Check: its cable" in said[0] and said[1] == "The accelerometer answers again."
+
+
+def test_a_camera_that_cannot_see_the_tray_is_said_once_during_the_build_not_every_frame(tmp_path):
+    """A mirrored camera fails on every frame while the builder lays the levels: the console
+    says why once, and again only when the reason changes after a frame was read."""
+    session = _session(tmp_path)
+    level1 = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
+    devices = _Devices(["mirrored"] * 10 + [level1] + ["mirrored"] * 3)
+
+    class Reader(_Reader):
+        def read(self, image, t, seq, z):
+            if isinstance(image, str):
+                raise ValueError("cannot find the tray: the picture is mirrored")
+            return image
+
+    said, ticks = [], []
+    _read_tower(devices, Reader(), BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session,
+                lambda: ticks.append(1) or len(ticks) < 60, said.append)
+    assert [s for s in said if "unreadable" in s] == ["camera frame unreadable: cannot find the tray: the picture is mirrored"] * 2

@@ -89,3 +89,23 @@ def test_issue_6s_figures_of_a_recorded_turn_seen_alone(tmp_path):
     assert {k: figures[k] for k in ("matches", "turns", "right", "alone", "questions", "wrong_calls")} == \
         {"matches": 1, "turns": 1, "right": 1, "alone": 1, "questions": 0, "wrong_calls": 0}
     assert figures["release_to_call_median_s"] is not None and figures["release_to_call_median_s"] < 0.3
+
+
+def test_a_frame_the_live_camera_could_not_read_replays_as_the_same_failure(tmp_path):
+    """The live reader's reason is recorded, so a replay is as blind as play was, and says why."""
+    from referee.loop.recorded import _Clock, _Feed, _ReplayCamera, _ReplayReader
+
+    w = ObservationWriter(tmp_path / "m.jsonl.gz")
+    w.observe("frame", reading(TOP, "y", 0.0))
+    w.observe("unreadable", (0.2, "cannot find the tray: the picture is mirrored"))
+    _, records = read_recording(w.close({"players": ["Ana", "Ben"], "truth": []}))
+    assert [r[0] for r in records] == ["frame", "unreadable"]
+    clock = _Clock()
+    camera = _ReplayCamera(_Feed(clock, records))
+    reader = _ReplayReader(camera)
+    camera.read()
+    assert reader.read(None, 0.0, 0).orientation == "y"
+    clock.t = 0.2
+    camera.read()
+    with pytest.raises(ValueError, match="the picture is mirrored"):
+        reader.read(None, 0.2, 0)

@@ -117,6 +117,44 @@ def test_an_unreadable_frame_is_counted_and_the_loop_goes_on():
     assert loop.stats.unreadable_frames >= 2 and loop.stats.frames > loop.stats.unreadable_frames
 
 
+class SaidLines:
+    def __init__(self):
+        self.lines = []
+
+    def say(self, text, urgent=False):
+        self.lines.append(text)
+
+
+def test_a_camera_blind_for_five_seconds_is_told_to_the_table_once_and_its_return_too():
+    """A mirrored camera fails on every frame: the console hears the reason once, the table hears
+    that the referee is blind after five seconds (not before, not on every frame), and hears
+    when it sees again."""
+    script = [(0.0, TOP, "y", []), (1.0, "unreadable", None, []), (9.0, TOP, "y", [])]
+    clock, session, loop, _ = make_loop(script, [])
+    notes, said = [], SaidLines()
+    session.echo, session.speaker = notes.append, said
+    run(clock, loop, 5.5)
+    assert loop.stats.unreadable_frames >= 40 and said.lines == []  # 4.5 s blind: not yet told
+    run(clock, loop, 8.5)
+    assert said.lines == ["The camera cannot see the tower. No tray in view."]
+    assert sum("unreadable" in n for n in notes) == 1  # the reason once, not once a frame
+    run(clock, loop, 10.0)
+    assert said.lines[1:] == ["The camera sees the tower again."] and loop.stats.camera_outages == 1
+    assert any(n.startswith("camera reads again after") for n in notes)
+
+
+def test_frames_that_fail_now_and_then_are_not_told_to_the_table():
+    """A hand over every marker for a moment is no outage: the table hears nothing."""
+    script = [(float(t), TOP if t % 2 else "unreadable", "y", []) for t in range(12)]
+    script = [(t, n, "y" if n != "unreadable" else None, []) for t, n, _, _ in script]
+    clock, session, loop, _ = make_loop(script, [])
+    said = SaidLines()
+    session.speaker = said
+    run(clock, loop, 11.5)
+    assert loop.stats.unreadable_frames > 30 and loop.stats.camera_outages == 0
+    assert not any("camera" in line.lower() for line in said.lines)
+
+
 def test_a_collapse_ends_the_round_blamed_on_the_hand_on_the_tower():
     script = [(0.0, TOP, "y", []), (0.5, TOP, "y", ["east"])]
     events = [SensorEvent(SensorEventKind.COLLAPSE, 0.9, 0.95, {"drop_g": 250.0})]
