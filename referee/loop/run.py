@@ -239,12 +239,13 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
     while the tray holds blocks the camera has not read. Meanwhile the page may still take back
     the call that ended the last round (REOPENED)."""
     from referee.loop.build_questions import BuildQuestions
+    from referee.loop.camera_watch import CameraWatch
 
     echo("Build the tower under the camera, level by level; press confirm when it is done.")
     questions = BuildQuestions(build, session)
     play_answers, session.on_answer = session.on_answer, questions.on_answer
     warned = False  # "confirm" was pressed while the tray held blocks the camera had not read
-    unreadable: str | None = None  # why the last frame could not be read: said once, not every frame
+    camera = CameraWatch(session)  # a frame it cannot read said once; the camera blind 5 s told to the builder
     sensors = getattr(devices, "sensors", None)
     cell = _LoadCellWatch(session, sensors)
     try:
@@ -271,11 +272,9 @@ def _read_tower(devices, reader, build, session, tick, echo, weight=None) -> lis
             try:
                 reading = reader.read(frame.image, frame.t, frame.seq, build.next_level * 15.0)
             except Exception as exc:
-                if str(exc) != unreadable:
-                    echo(f"camera frame unreadable: {exc}")
-                unreadable = str(exc)
+                camera.unreadable(frame.t, frame.seq, str(exc) or type(exc).__name__)
                 continue
-            unreadable = None
+            camera.readable(frame.t)
             read = build.on_frame(reading, settled_g, _two_up(reader, frame.image))
             if read is None:
                 continue

@@ -13,6 +13,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from referee.events import IllegalEvent, parse_event
+from referee.loop.camera_watch import CameraWatch
 from referee.loop.fusion import NOBODY, OTHER_BLOCK, FusedEvent, Fuser, Question
 from referee.loop.pulled_from import PullFrames, settle_which_spot
 from referee.loop.session import RefereeSession
@@ -48,16 +49,6 @@ class LoopStats:
     fused: list[FusedEvent] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     refused: list[tuple[dict, str]] = field(default_factory=list)
-
-
-@dataclass
-class CameraOutage:
-    """A run of frames the camera could not read, from the first (`since`, frame time)."""
-
-    since: float
-    reason: str
-    frames: int = 0
-    told: bool = False  # announced to the table
 
 
 class SensorTraces:
@@ -130,10 +121,9 @@ class TableLoop:
         self.spot_source = spot_source  # replays: where the live camera saw a pulled block stick out
         self.fallen = fallen  # FallenWatch: blocks lying beside the tower (a collapse the sensors cannot call)
         self.next_frame_t = clock.now()
-        # an unreadable frame goes to the console once per reason; a run of them this long (frame
-        # time) is told to the table, and so is its end: the referee is blind until then
-        self.blind_after_s = blind_after_s
-        self.outage: CameraOutage | None = None
+        # an unreadable frame goes to the console once per reason; a run of them `blind_after_s`
+        # long (frame time) is told to the table, and so is its end (`camera_watch`)
+        self.camera_watch = CameraWatch(session, blind_after_s)
         self.stats = LoopStats()
         self._spoken_upto = 0
         self.traces = SensorTraces()
@@ -145,35 +135,6 @@ class TableLoop:
         self._last_image = None
         self.session.on_answer = self._on_answer
         self.session.on_collapse_report = self.report_collapse
-
-    # -- the camera's outages --------------------------------------------------------------------
-    def _unreadable(self, frame, reason: str) -> None:
-        """A frame the reader could not read (its reason in words): said on the console when the
-        reason is new, not on every frame (a camera set to mirror its picture fails ten times a
-        second); told to the table once the run lasts `blind_after_s`."""
-        if self.observer is not None:
-            self.observer("unreadable", (frame.t, reason))
-        out = self.outage
-        if out is None:
-            out = self.outage = CameraOutage(frame.t, reason)
-        if out.frames == 0 or reason != out.reason:
-            self.session.note(f"camera frame {frame.seq} unreadable: {reason}")
-            out.reason = reason
-        out.frames += 1
-        if not out.told and self.blind_after_s is not None and frame.t - out.since >= self.blind_after_s:
-            out.told = True
-            self.stats.camera_outages += 1
-            self.session.announce([f"The camera cannot see the tower. {_sentence(reason)}"])
-
-    def _readable(self, frame) -> None:
-        """A frame read: the end of an outage, told to the table if the outage was."""
-        out, self.outage = self.outage, None
-        if out is None:
-            return
-        if out.frames > 1:
-            self.session.note(f"camera reads again after {out.frames} unreadable frames ({frame.t - out.since:.1f} s)")
-        if out.told:
-            self.session.announce(["The camera sees the tower again."])
 
     # -- one poll -------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -228,9 +189,13 @@ class TableLoop:
                 reading = self.reader.read(frame.image, frame.t, frame.seq, z_hint, top_names)
             except Exception as exc:  # an unreadable frame is reported and skipped, never fatal
                 self.stats.unreadable_frames += 1
-                self._unreadable(frame, str(exc) or type(exc).__name__)
+                reason = str(exc) or type(exc).__name__
+                if self.observer is not None:
+                    self.observer("unreadable", (frame.t, reason))
+                self.camera_watch.unreadable(frame.t, frame.seq, reason)
+                self.stats.camera_outages = self.camera_watch.told
             else:
-                self._readable(frame)
+                self.camera_watch.readable(frame.t)
         self.stats.frames += 1
         if self.observer is not None and reading is not None:
             self.observer("frame", reading)
@@ -567,12 +532,3 @@ class TableLoop:
         if not report.get("ok"):
             self.stats.refused.append((fused.event, report.get("error", "")))
         return report
-
-
-def _sentence(reason: str) -> str:
-    """A reader's reason as a sentence to say ("cannot find the tray: ..." -> "Cannot find the tray: ...")."""
-    reason = reason.strip()
-    if not reason:
-        return ""
-    reason = reason[0].upper() + reason[1:]
-    return reason if reason.endswith((".", "!", "?")) else reason + "."

@@ -403,12 +403,19 @@ def test_a_sensor_that_stops_answering_mid_match_is_said_at_the_table_and_again_
     assert "Check: its cable" in said[0] and said[1] == "The accelerometer answers again."
 
 
-def test_a_camera_that_cannot_see_the_tray_is_said_once_during_the_build_not_every_frame(tmp_path):
+def test_a_camera_that_cannot_see_the_tray_during_the_build_is_said_once_and_told_to_the_builder(tmp_path):
     """A mirrored camera fails on every frame while the builder lays the levels: the console
-    says why once, and again only when the reason changes after a frame was read."""
+    says why once (again only when it fails anew after a frame was read), and five seconds of it
+    are told to the builder at the table, as is the camera's return."""
     session = _session(tmp_path)
+    notes, said = [], []
+    session.echo = notes.append
+    session.speaker = SimpleNamespace(say=lambda text, urgent=False: said.append(text))
     level1 = _level(1, ("green-3", 0.99), ("red-1", 0.98), ("red-3", 0.99))
-    devices = _Devices(["mirrored"] * 10 + [level1] + ["mirrored"] * 3)
+    devices = _Devices(["mirrored"] * 40 + [level1] + ["mirrored"] * 3)  # each frame twice, 0.1 s apart
+    clock = iter(range(1000))
+    devices.camera = SimpleNamespace(read=lambda: (lambda f: f and SimpleNamespace(image=f.image, t=next(clock) / 10,
+                                                                                    seq=0))(devices._frame()))
 
     class Reader(_Reader):
         def read(self, image, t, seq, z):
@@ -416,7 +423,10 @@ def test_a_camera_that_cannot_see_the_tray_is_said_once_during_the_build_not_eve
                 raise ValueError("cannot find the tray: the picture is mirrored")
             return image
 
-    said, ticks = [], []
+    ticks = []
     _read_tower(devices, Reader(), BuildReader(BLOCK_SETS[DEFAULT_BLOCK_SET]), session,
-                lambda: ticks.append(1) or len(ticks) < 60, said.append)
-    assert [s for s in said if "unreadable" in s] == ["camera frame unreadable: cannot find the tray: the picture is mirrored"] * 2
+                lambda: ticks.append(1) or len(ticks) < 150, lambda s: None)
+    assert [n for n in notes if "unreadable:" in n] == ["camera frame 0 unreadable: cannot find the tray: the picture is mirrored"] * 2
+    blind = [line for line in said if "camera" in line]
+    assert blind == ["The camera cannot see the tower. Cannot find the tray: the picture is mirrored.",
+                     "The camera sees the tower again."]
