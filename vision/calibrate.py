@@ -231,6 +231,22 @@ def slot_samples(cfg: dict, patch: np.ndarray, view: np.ndarray, gains: np.ndarr
 HAND_GRID_KEYS = ("chroma", "two_arm_width_mm", "plane_above_top_mm")
 
 
+def _why_no_markers(cfg: Mapping, kit: Kit, images: Mapping[str, np.ndarray], det) -> str:
+    """The reason the reader gives most often for the kit's photos it cannot place the tray in
+    (`tray.register`: a mirrored picture, another tray sheet's markers, a dark picture...), as
+    the end of the calibration's error; "" when none gives one."""
+    reasons = Counter()
+    for img in images.values():
+        try:
+            register(cfg, kit.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), det)
+        except TrayNotFound as exc:
+            reasons[str(exc).removeprefix("cannot find the tray: ")] += 1
+    if not reasons:
+        return ""
+    reason, n = reasons.most_common(1)[0]
+    return f". In {n} of them: {reason}"
+
+
 def pick_hand_settings(right: Mapping[tuple[float, float, float], Sequence[bool]], defaults: Mapping, grid: Mapping,
                        z: float) -> tuple[float, float, float]:
     """The hand settings (chroma, two-arm width, plane height) a calibration keeps, from which of
@@ -459,7 +475,7 @@ def _calibrate_kit(kit_path: str | Path, out: str | Path, log, seed: int, overri
     h, w = next(iter(sizes))
     if len(views) < max(3, len(images) // 2):
         raise KitError(f"the tray's markers are visible in only {len(views)} of {len(images)} images: check tray.json "
-                       "(marker ids and corners) against the photos")
+                       f"(marker ids and corners) against the photos{_why_no_markers(cfg, kit, images, det)}")
     focal, rms = calibrate_focal(kit.tray, views, w, h, 0.9 * w)
     cfg["camera"]["focal_px"] = focal
     cfg["camera"]["width"] = int(w)

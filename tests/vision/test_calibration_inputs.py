@@ -82,7 +82,17 @@ def test_a_tray_file_for_another_sheet_is_refused(small_kit, tmp_path):
     tray = json.loads((kit / "tray.json").read_text())
     tray["markers"] = {str(int(k) + 10): v for k, v in tray["markers"].items()}  # ids not on this sheet
     (kit / "tray.json").write_text(json.dumps(tray))
-    with pytest.raises(KitError, match="markers"):
+    with pytest.raises(KitError, match=r"not this tray's \(10, 11, 12, 13\)"):  # and which markers it saw
+        calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
+
+
+def test_a_kit_shot_through_a_mirroring_camera_is_told_to_turn_mirroring_off(small_kit, tmp_path):
+    import cv2
+
+    kit = _copy(small_kit, tmp_path)
+    for photo in (kit / "images").iterdir():
+        cv2.imwrite(str(photo), cv2.flip(cv2.imread(str(photo)), 1))
+    with pytest.raises(KitError, match="the picture is mirrored"):
         calibrate_kit(kit, tmp_path / "out", log=lambda m: None)
 
 
