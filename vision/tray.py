@@ -445,8 +445,8 @@ def _why_not_found(det: MarkerFinder, tray: Tray, gray: np.ndarray, found: Mappi
 
     Set-up mistakes look like a covered tray: a picture too small, almost black or washed out; a
     camera set to mirror its picture (a webcam's or picamera2's flip setting; no marker reads
-    mirrored); and a tray sheet other than the one tray.json describes (markers seen, none with
-    the tray's ids). They are looked for only when no marker of the tray is seen at all, so a
+    mirrored); and a tray sheet other than the one tray.json describes (two markers or more seen,
+    none with the tray's ids). They are looked for only when no marker of the tray is seen at all, so a
     frame with hands over the corners pays nothing."""
     n = len(tray.markers)
     if ids:
@@ -460,7 +460,7 @@ def _why_not_found(det: MarkerFinder, tray: Tray, gray: np.ndarray, found: Mappi
     if mean > 235 and std < 12:
         return "cannot find the tray: the picture is washed out (too much light on the camera: lower its exposure)"
     others = sorted(i for i in found if i not in tray.markers)
-    if others:
+    if len(others) >= 2:  # (one stray id is noise read as a marker: 1 photo of 1,720 showed one)
         mine = ", ".join(str(i) for i in sorted(tray.markers))
         theirs = ", ".join(str(i) for i in others)
         return (f"cannot find the tray: the markers seen ({theirs}) are not this tray's ({mine}): "
