@@ -466,7 +466,7 @@ def _why_not_found(det: MarkerFinder, tray: Tray, gray: np.ndarray, found: Mappi
         return (f"cannot find the tray: the markers seen ({theirs}) are not this tray's ({mine}): "
                 "is the tray sheet the one its tray.json describes?")
     mirrored = _detect(det.fast, np.ascontiguousarray(gray[:, ::-1]))
-    if any(i in tray.markers for i in mirrored):
+    if sum(i in tray.markers for i in mirrored) >= 2:  # (as for other ids: one could be noise)
         return ("cannot find the tray: the picture is mirrored (the camera's flip setting): "
                 "turn mirroring off, or flip it both ways")
     return "cannot find the tray: none of the tray's markers are visible (uncover the tray corners)"
