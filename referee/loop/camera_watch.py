@@ -3,7 +3,8 @@
 An unreadable frame is normal (a hand over every marker for a moment) and goes to the console
 once per reason, not once a frame: a camera set to mirror its picture fails ten times a second.
 A run that lasts `blind_after_s` of frame time means the referee is blind, which the table must
-know: it is announced once, with the reader's reason in words, and so is its end. Used by the
+know: it is announced once, with the reader's reason in words, and so is its end; meanwhile the
+reason stands on the page (`RefereeSession.camera_problem`, the table state's "camera"). Used by the
 match loop (`table_loop.TableLoop`) and by the build at a real table (`run._read_tower`).
 """
 
@@ -42,6 +43,7 @@ class CameraWatch:
         if not out.told and self.blind_after_s is not None and t - out.since >= self.blind_after_s:
             out.told = True
             self.told += 1
+            self.session.camera_problem = sentence(reason)  # on the page while it lasts
             self.session.announce([f"The camera cannot see the tower. {sentence(reason)}"])
 
     def readable(self, t: float) -> None:
@@ -52,6 +54,7 @@ class CameraWatch:
         if out.frames > 1:
             self.session.note(f"camera reads again after {out.frames} unreadable frames ({t - out.since:.1f} s)")
         if out.told:
+            self.session.camera_problem = None
             self.session.announce(["The camera sees the tower again."])
 
 

@@ -73,6 +73,8 @@ class RefereeSession:
         self.stats = SessionStats()
         self.frame_jpeg: bytes | None = None
         self.last_refusal: str | None = None
+        # what keeps the camera from seeing the tower while it is blind (loop.camera_watch): on the page
+        self.camera_problem: str | None = None
         # The open question on the page ({"id", "text", "options", "labels"}) and who maps answers to events.
         self.question: dict | None = None
         # Play the table made while the referee waited for a color (event, evidence, released_at):
@@ -517,6 +519,12 @@ class RefereeSession:
             self.pending = Pending(rnd.waiting_for, rnd.turn, self.clock.now())
 
     def _table_state(self) -> dict:
+        state = self._round_state()
+        if self.camera_problem:
+            state["camera"] = self.camera_problem
+        return state
+
+    def _round_state(self) -> dict:
         rnd = self.round
         if rnd is None:
             return {"question": self.question} if self.question else {}

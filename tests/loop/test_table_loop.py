@@ -137,9 +137,11 @@ def test_a_camera_blind_for_five_seconds_is_told_to_the_table_once_and_its_retur
     assert loop.stats.unreadable_frames >= 40 and said.lines == []  # 4.5 s blind: not yet told
     run(clock, loop, 8.5)
     assert said.lines == ["The camera cannot see the tower. No tray in view."]
+    assert session._table_state()["camera"] == "No tray in view."  # on the page while it lasts
     assert sum("unreadable" in n for n in notes) == 1  # the reason once, not once a frame
     run(clock, loop, 10.0)
     assert said.lines[1:] == ["The camera sees the tower again."] and loop.stats.camera_outages == 1
+    assert "camera" not in session._table_state()
     assert any(n.startswith("camera reads again after") for n in notes)
 
 

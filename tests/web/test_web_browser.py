@@ -314,3 +314,27 @@ def test_the_table_answers_the_referees_question_and_undoes_a_call_on_the_page(b
         assert page.locator("#step-event.voided").count() == 1 and "voided" in page.inner_text("#step-say")
         assert page.locator("#tower .block:not(.empty)").count() == 45
         page.close()
+
+
+def test_a_blind_camera_stands_on_the_page_until_it_sees_again(browser, tmp_path):
+    """The match loop's "camera" in the table state (`loop.camera_watch`): a banner with the
+    reason, for the table and the spectators alike, gone with the next state without it."""
+    hub = TableHub()
+    app = create_app(hub, MatchStore(tmp_path / "log.sqlite"), PIN)
+    base = {"ok": True, "turn": "Ana", "players": ["Ana", "Ben"], "say": []}
+    with BackgroundServer(app) as server:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server.url + "/")
+        page.wait_for_selector("#conn.on")
+        seq = hub.publish(dict(base))
+        page.wait_for_function(f"document.body.dataset.seq == '{seq}'")
+        assert not page.is_visible("#camera-problem")
+        reason = "Cannot find the tray: the picture is mirrored (the camera's flip setting): turn mirroring off."
+        seq = hub.publish(dict(base, camera=reason), ["The camera cannot see the tower. " + reason])
+        page.wait_for_function(f"document.body.dataset.seq == '{seq}'")
+        assert page.is_visible("#camera-problem") and page.inner_text("#camera-reason") == reason
+        page.screenshot(path=str(ARTIFACTS / "page-camera-blind.png"))
+        seq = hub.publish(dict(base), ["The camera sees the tower again."])
+        page.wait_for_function(f"document.body.dataset.seq == '{seq}'")
+        assert not page.is_visible("#camera-problem")
+        page.close()

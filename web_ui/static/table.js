@@ -115,6 +115,8 @@ function render(msg) {
   S.report = r;
   document.body.dataset.seq = msg.seq || 0;  // which state is on screen (tests wait on it)
   if (Array.isArray(r.players)) S.players = r.players;
+  $("camera-problem").hidden = !r.camera;  // the referee is blind until the camera sees again
+  $("camera-reason").textContent = r.camera || "";
   $("turn").textContent = r.turn || (r.over ? "round over" : "waiting");
   $("turn").classList.toggle("nobody", !r.turn);
   const seat = S.players.indexOf(r.turn);
