@@ -47,13 +47,12 @@ class CameraWatch:
             self.session.announce([f"The camera cannot see the tower. {sentence(reason)}"])
 
     def readable(self, t: float) -> None:
-        """A frame read: the end of an outage (announced if the outage was)."""
+        """A frame read: the end of an outage, announced if the table was told of one (by this
+        watch, or by the build's before play began: the page's card goes either way)."""
         out, self.outage = self.outage, None
-        if out is None:
-            return
-        if out.frames > 1:
+        if out is not None and out.frames > 1:
             self.session.note(f"camera reads again after {out.frames} unreadable frames ({t - out.since:.1f} s)")
-        if out.told:
+        if getattr(self.session, "camera_problem", None):
             self.session.camera_problem = None
             self.session.announce(["The camera sees the tower again."])
 
