@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from referee.loop.camera_watch import CameraWatch, sentence
 from referee.loop.session import RefereeSession
 
 
-class Said:
-    def __init__(self):
-        self.lines = []
-
-    def say(self, text, urgent=False):
-        self.lines.append(text)
-
-
 def _session():
-    said = Said()
-    return RefereeSession(speaker=said, clock=type("C", (), {"now": lambda self: 0.0})()), said
+    """A session whose speaker keeps what it was given to say (`.lines`)."""
+    lines = []
+    said = SimpleNamespace(lines=lines, say=lambda text, urgent=False: lines.append(text))
+    return RefereeSession(speaker=said, clock=SimpleNamespace(now=lambda: 0.0)), said
 
 
 def test_an_outage_the_build_told_of_ends_when_play_first_reads_a_frame():

@@ -117,12 +117,10 @@ def test_an_unreadable_frame_is_counted_and_the_loop_goes_on():
     assert loop.stats.unreadable_frames >= 2 and loop.stats.frames > loop.stats.unreadable_frames
 
 
-class SaidLines:
-    def __init__(self):
-        self.lines = []
-
-    def say(self, text, urgent=False):
-        self.lines.append(text)
+def _speaker():
+    """A speaker that keeps what it was given to say (`.lines`)."""
+    lines = []
+    return SimpleNamespace(lines=lines, say=lambda text, urgent=False: lines.append(text))
 
 
 def test_a_camera_blind_for_five_seconds_is_told_to_the_table_once_and_its_return_too():
@@ -131,7 +129,7 @@ def test_a_camera_blind_for_five_seconds_is_told_to_the_table_once_and_its_retur
     when it sees again."""
     script = [(0.0, TOP, "y", []), (1.0, "unreadable", None, []), (9.0, TOP, "y", [])]
     clock, session, loop, _ = make_loop(script, [])
-    notes, said = [], SaidLines()
+    notes, said = [], _speaker()
     session.echo, session.speaker = notes.append, said
     run(clock, loop, 5.5)
     assert loop.stats.unreadable_frames >= 40 and said.lines == []  # 4.5 s blind: not yet told
@@ -150,7 +148,7 @@ def test_frames_that_fail_now_and_then_are_not_told_to_the_table():
     script = [(float(t), TOP if t % 2 else "unreadable", "y", []) for t in range(12)]
     script = [(t, n, "y" if n != "unreadable" else None, []) for t, n, _, _ in script]
     clock, session, loop, _ = make_loop(script, [])
-    said = SaidLines()
+    said = _speaker()
     session.speaker = said
     run(clock, loop, 11.5)
     assert loop.stats.unreadable_frames > 30 and loop.stats.camera_outages == 0
