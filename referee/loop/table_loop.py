@@ -44,7 +44,6 @@ class Detectors(Protocol):
 class LoopStats:
     frames: int = 0
     unreadable_frames: int = 0
-    camera_outages: int = 0  # runs of unreadable frames long enough to be told to the table
     sensor_events: list[SensorEvent] = field(default_factory=list)
     fused: list[FusedEvent] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
@@ -193,7 +192,6 @@ class TableLoop:
                 if self.observer is not None:
                     self.observer("unreadable", (frame.t, reason))
                 self.camera_watch.unreadable(frame.t, frame.seq, reason)
-                self.stats.camera_outages = self.camera_watch.told
             else:
                 self.camera_watch.readable(frame.t)
         self.stats.frames += 1

@@ -138,7 +138,7 @@ def test_a_camera_blind_for_five_seconds_is_told_to_the_table_once_and_its_retur
     assert session._table_state()["camera"] == "No tray in view."  # on the page while it lasts
     assert sum("unreadable" in n for n in notes) == 1  # the reason once, not once a frame
     run(clock, loop, 10.0)
-    assert said.lines[1:] == ["The camera sees the tower again."] and loop.stats.camera_outages == 1
+    assert said.lines[1:] == ["The camera sees the tower again."] and loop.camera_watch.told == 1
     assert "camera" not in session._table_state()
     assert any(n.startswith("camera reads again after") for n in notes)
 
@@ -151,7 +151,7 @@ def test_frames_that_fail_now_and_then_are_not_told_to_the_table():
     said = _speaker()
     session.speaker = said
     run(clock, loop, 11.5)
-    assert loop.stats.unreadable_frames > 30 and loop.stats.camera_outages == 0
+    assert loop.stats.unreadable_frames > 30 and loop.camera_watch.told == 0
     assert not any("camera" in line.lower() for line in said.lines)
 
 
