@@ -231,12 +231,12 @@ def slot_samples(cfg: dict, patch: np.ndarray, view: np.ndarray, gains: np.ndarr
 HAND_GRID_KEYS = ("chroma", "two_arm_width_mm", "plane_above_top_mm")
 
 
-def _why_no_markers(cfg: Mapping, kit: Kit, images: Mapping[str, np.ndarray], det) -> str:
-    """The reason the reader gives most often for the kit's photos it cannot place the tray in
+def _why_no_markers(cfg: Mapping, kit: Kit, images: Sequence[np.ndarray], det) -> str:
+    """The reason the reader gives most often for the kit's photos that showed too few markers
     (`tray.register`: a mirrored picture, another tray sheet's markers, a dark picture...), as
     the end of the calibration's error; "" when none gives one."""
     reasons = Counter()
-    for img in images.values():
+    for img in images:
         try:
             register(cfg, kit.tray, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), det)
         except TrayNotFound as exc:
@@ -457,7 +457,7 @@ def _calibrate_kit(kit_path: str | Path, out: str | Path, log, seed: int, overri
     rng = np.random.default_rng(seed)
 
     # 1. read every image, find the markers, learn the focal length from all views
-    images, views, sizes = {}, [], set()
+    images, views, sizes, unplaced = {}, [], set(), []
     for name in kit.labels:
         img = cv2.imread(str(kit.image_path(name)), cv2.IMREAD_COLOR)
         if img is None:
@@ -470,12 +470,14 @@ def _calibrate_kit(kit_path: str | Path, out: str | Path, log, seed: int, overri
         obj, pix, ids = correspondences(kit.tray, detect_markers(det, cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), kit.tray.markers))
         if len(ids) >= 2:
             views.append((obj, pix))
+        else:
+            unplaced.append(name)
     if len(sizes) != 1:
         raise KitError("the kit's images must all have the same size (one camera)")
     h, w = next(iter(sizes))
     if len(views) < max(3, len(images) // 2):
         raise KitError(f"the tray's markers are visible in only {len(views)} of {len(images)} images: check tray.json "
-                       f"(marker ids and corners) against the photos{_why_no_markers(cfg, kit, images, det)}")
+                       f"(marker ids and corners) against the photos{_why_no_markers(cfg, kit, [images[n] for n in unplaced], det)}")
     focal, rms = calibrate_focal(kit.tray, views, w, h, 0.9 * w)
     cfg["camera"]["focal_px"] = focal
     cfg["camera"]["width"] = int(w)
