@@ -16,6 +16,7 @@ from vision.calibrate import calibrate_kit
 from vision.evaluate import HANDS_GROUPS, MATCH_LEVELS, evaluate_kit, json_ready, kit_truth, summarize, time_frames
 from vision.reader import load_pipeline, single_thread
 from vision.stage_clock import stage_line
+from vision.styles import Style, parse_style, style_kit
 from vision.synthkit import SynthOptions, default_tray, write_kit
 
 TARGETS = {"per_slot_visible": 0.99, "orientation_visible": 1.0, "two_hands_decision": 0.97, "hands_exact": 0.90}
@@ -60,6 +61,14 @@ def run_bench(args: argparse.Namespace) -> int:
     if families > 1 and (args.calib_kit or args.test_kit):
         print("--families draws its own kits: leave out --calib-kit and --test-kit", file=sys.stderr)
         return 2
+    try:
+        style = parse_style(getattr(args, "style", None) or "")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if style.effects and (args.calib_kit or args.test_kit):
+        print("--style restyles the kits the bench draws: leave out --calib-kit and --test-kit", file=sys.stderr)
+        return 2
     rows: list[dict] = []
     medians: list[float] = []
     stages: list[dict[str, float]] = []
@@ -73,6 +82,8 @@ def run_bench(args: argparse.Namespace) -> int:
             calib = str(write_kit(home / "calib-kit", args.images, seed=101 + offset, opt=calib_options(SynthOptions()),
                                   tray=tray))
         tests = list(args.test_kit) or default_test_kits(home, args.images, calib, tray, offset)
+        if style.effects:  # a camera's or renderer's look: on the calibration's photos and the scored ones alike
+            restyle([calib, *tests], style)
         print(f"calibrating on {calib}", file=sys.stderr)
         calibrate_kit(calib, home / "calibration", log=lambda m: print("  " + m, file=sys.stderr))
         pipe = load_pipeline(home / "calibration")
@@ -85,15 +96,23 @@ def run_bench(args: argparse.Namespace) -> int:
             medians.append(ft.median_ms)
             stages.append(ft.stage_ms)
             by_hands.append(ft.by_hands)
-            print(json.dumps({"kit": kit, **json_ready(s, 4)}))
+            print(json.dumps({"kit": kit, **({"style": style.name} if style.effects else {}), **json_ready(s, 4)}))
             _report(s, ft.median_ms, ft.p95_ms, ft.median_cpu_ms)
     if families > 1:
         total = {**summarize(rows), "kits": len(medians), "median_ms_of_kits": float(np.median(medians)),
                  "stage_ms": mean_stages(stages), "median_ms_by_hands": median_by_hands(by_hands)}
-        print(json.dumps({"kit": f"all {len(medians)} kits of {families} families", **json_ready(total, 4)}))
+        print(json.dumps({"kit": f"all {len(medians)} kits of {families} families",
+                          **({"style": style.name} if style.effects else {}), **json_ready(total, 4)}))
         print(f"all {len(medians)} kits of {families} families ({total['images']} images):", file=sys.stderr)
         _report(total, total["median_ms_of_kits"], None, None)
     return 0
+
+
+def restyle(kits: list[str], style: Style) -> None:
+    """Each drawn kit's photos with the style put on (`vision.styles`), told on stderr."""
+    for kit in kits:
+        n = style_kit(style, kit)
+        print(f"  {style.name} put on {n} photos of {kit}", file=sys.stderr)
 
 
 def mean_stages(stages: list[dict[str, float]]) -> dict[str, float]:

@@ -44,6 +44,8 @@ def register(groups) -> None:
                    help="radial lens distortion (k1 < 0: barrel, as wide camera modules); default none")
     q.add_argument("--table", choices=("plain", "wood", "cloth"), default="plain",
                    help="the table round the tray: one colour (default), wood grain or a check cloth")
+    q.add_argument("--style", default=None, metavar="EFFECT=V[,EFFECT=V]",
+                   help="another renderer's or camera's look put on every photo: " + _style_help())
     q.set_defaults(handler=_synthkit)
     q = p.add_parser("evaluate", help="score a calibration on a labelled kit (per-image JSON lines + summary)",
                      description="score a calibration on a labelled kit (per-image JSON lines + summary)")
@@ -58,9 +60,18 @@ def register(groups) -> None:
     p.add_argument("--images", type=int, default=60, help="images per generated kit")
     p.add_argument("--work", default=None, help="folder for generated kits and the calibration (default: a temp folder)")
     p.add_argument("--rows", default=None, help="write per-image results (JSON lines) here")
+    p.add_argument("--style", default=None, metavar="EFFECT=V[,EFFECT=V]",
+                   help="put a renderer's or camera's look on every drawn kit, the calibration kit's too: " + _style_help())
     p.add_argument("--families", type=int, default=1,
                    help="kit families to draw, each a calibration kit and two unseen kits (seeds 101/202/404, "
                         "then 1101/1202/1404, ...); with more than one, all their kits are also scored as one")
+
+
+def _style_help() -> str:
+    # (written out: vision.styles imports OpenCV, which every `stacko` command would then load)
+    return ("gamma (tone curve exponent, 1.6: darker mid-tones), saturation (factor), cast (warm light: red "
+            "times it), jpeg (quality), defocus (blur sigma px), vignette (light lost at the corners), fringe "
+            "(colour fringe px); e.g. gamma=1.6,jpeg=35")
 
 
 def _err(msg: str) -> int:
@@ -170,7 +181,15 @@ def _overlay(args: argparse.Namespace) -> int:
 def _synthkit(args: argparse.Namespace) -> int:
     from vision.synthkit import SynthOptions, write_kit
 
+    from vision.styles import parse_style, style_kit
+
+    try:
+        style = parse_style(args.style or "")
+    except ValueError as exc:
+        return _err(str(exc))
     write_kit(args.out, args.images, args.seed, SynthOptions(lens_radial=(args.lens[0], args.lens[1]), table=args.table), focal=args.focal)
+    if style.effects:
+        style_kit(style, args.out)
     print(args.out)
     return 0
 
