@@ -62,7 +62,7 @@ def run_bench(args: argparse.Namespace) -> int:
         print("--families draws its own kits: leave out --calib-kit and --test-kit", file=sys.stderr)
         return 2
     try:
-        style = parse_style(getattr(args, "style", None) or "")
+        style = parse_style(args.style or "")
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -179,9 +179,8 @@ def _overlay(args: argparse.Namespace) -> int:
 
 
 def _synthkit(args: argparse.Namespace) -> int:
-    from vision.synthkit import SynthOptions, write_kit
-
     from vision.styles import parse_style, style_kit
+    from vision.synthkit import SynthOptions, write_kit
 
     try:
         style = parse_style(args.style or "")
