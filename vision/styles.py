@@ -11,6 +11,7 @@ from photos of its own camera.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -149,5 +150,5 @@ def style_kit(style: Style, kit: str | Path) -> int:
         if not cv2.imwrite(str(path), apply_style(style, img)):
             raise OSError(f"could not write {path}")
         n += 1
-    (kit / "style.json").write_text('{"style": "%s"}\n' % style.name)
+    (kit / "style.json").write_text(json.dumps({"style": style.name}) + "\n")
     return n
