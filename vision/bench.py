@@ -69,6 +69,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if style.effects and (args.calib_kit or args.test_kit):
         print("--style restyles the kits the bench draws: leave out --calib-kit and --test-kit", file=sys.stderr)
         return 2
+    tag = {"style": style.name} if style.effects else {}  # on every JSON line of a styled bench
     rows: list[dict] = []
     medians: list[float] = []
     stages: list[dict[str, float]] = []
@@ -96,13 +97,12 @@ def run_bench(args: argparse.Namespace) -> int:
             medians.append(ft.median_ms)
             stages.append(ft.stage_ms)
             by_hands.append(ft.by_hands)
-            print(json.dumps({"kit": kit, **({"style": style.name} if style.effects else {}), **json_ready(s, 4)}))
+            print(json.dumps({"kit": kit, **tag, **json_ready(s, 4)}))
             _report(s, ft.median_ms, ft.p95_ms, ft.median_cpu_ms)
     if families > 1:
         total = {**summarize(rows), "kits": len(medians), "median_ms_of_kits": float(np.median(medians)),
                  "stage_ms": mean_stages(stages), "median_ms_by_hands": median_by_hands(by_hands)}
-        print(json.dumps({"kit": f"all {len(medians)} kits of {families} families",
-                          **({"style": style.name} if style.effects else {}), **json_ready(total, 4)}))
+        print(json.dumps({"kit": f"all {len(medians)} kits of {families} families", **tag, **json_ready(total, 4)}))
         print(f"all {len(medians)} kits of {families} families ({total['images']} images):", file=sys.stderr)
         _report(total, total["median_ms_of_kits"], None, None)
     return 0
