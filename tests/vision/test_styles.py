@@ -105,3 +105,10 @@ def test_a_synthetic_kit_can_be_drawn_in_another_renderers_look(tmp_path, capsys
     assert not (plain / "style.json").exists() and (styled / "style.json").exists()
     assert main(["vision", "synthkit", str(tmp_path / "bad"), "--style", "gamma"]) == 2
     assert "needs a value" in capsys.readouterr().err
+
+
+def test_the_commands_help_names_every_style_effect():
+    # (the help is written out so that `stacko` does not load OpenCV at start: it must not fall behind)
+    from vision.commands import _style_help
+    from vision.styles import EFFECTS
+    assert all(name in _style_help() for name in EFFECTS)
