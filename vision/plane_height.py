@@ -509,7 +509,7 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
         fg &= ins
         fg &= on_sheet | off_table
     nb = pr.parts["band"].stop - pr.parts["band"].start
-    band = np.add.reduce(fg[:, :nb], axis=1, dtype=np.float64) / nb  # (np.mean of a bool array)
+    band = band_cover(fg[:, :nb], float(ac.get("band_weakest_weight", 0.0)), ins[:, :nb])
     sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
     need = float(ac["outside_bare"])
     if need > 0 and pv.hidden.any():
@@ -518,6 +518,35 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nad
         bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
         sc = sc * np.minimum(np.maximum(bare / need, 0.0), 1.0)
     return sc
+
+
+def band_cover(fg: np.ndarray, weakest_weight: float, seen: np.ndarray | None = None) -> np.ndarray:
+    """How much of the band just inside each candidate face is not bare tray, from its probes
+    `fg` (Z, 4 sides x n): the band's share, blended by `weakest_weight` with its weakest side's.
+    A side's share counts only its probes in the image (`seen`, as fg; None: all), and a side
+    with fewer than half of them there is not judged: a tall top seen from aside may stand
+    past the frame's border, and what is not in view says nothing against the face.
+
+    Why the weakest side: a face too high stands out past the tower's far edge (the camera
+    magnifies a higher plane more) on the sides away from the camera, and only there its band
+    shows the bare tray; the other sides still lie on the tower's walls and top. The band's
+    share over all four sides hides that one side, and a look that lets a too-high face read
+    blocks (a darker tone curve, JPEG, blur) then keeps it (docs/vision.md, 2026-11-30 from
+    02:41 UTC)."""
+    Z, n = fg.shape
+    share = np.add.reduce(fg, axis=1, dtype=np.float64) / n  # (np.mean of a bool array)
+    if weakest_weight <= 0:
+        return share
+    k = n // 4
+    hits = np.add.reduce(fg.reshape(Z, 4, k), axis=2, dtype=np.float64)
+    if seen is None:
+        side = hits / k
+    else:
+        m = np.add.reduce(seen.reshape(Z, 4, k), axis=2, dtype=np.float64)
+        side = np.where(m >= k / 2, hits / np.maximum(m, 1), np.inf)  # (inf: not judged)
+    weakest = np.minimum.reduce(side, axis=1)
+    weakest = np.where(np.isfinite(weakest), weakest, share)
+    return (1 - weakest_weight) * share + weakest_weight * weakest
 
 
 def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None, cam_zs: np.ndarray | None,
