@@ -878,6 +878,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     # through another arm it overlaps
     unfed = _unfed_rim(hc, m, ec)
     runs: list[tuple[np.ndarray, set[int]]] = []  # (edge cells, blobs they belong to)
+    run_idx: list[np.ndarray] = []  # each run's flat cell indices
     rim_runs: list[np.ndarray] = []  # the entries found at the rim alone
     gap, least = int(hc["merge_gap_cells"]), float(hc["min_entry_mm"]) / g
     for k in range(1, ncomp):
@@ -894,24 +895,39 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
             # in over the table's outer edge
             at_rim = rim[i] & ~table[i] if from_edge else rim[i]
             if at_rim.any():
-                mine = _entry_runs(at_rim, i, pts, lab.shape, gap, least)
+                # (gaps bridged less than at the edge: the rim is seen on both its sides, and a
+                # piece of hand beyond it bridges two hands' fingers on the tray)
+                mine = _entry_runs(at_rim, i, pts, lab.shape, int(hc.get("rim_entry_gap_cells", gap)), least)
                 from_edge = from_edge and not mine
         if not mine and not (from_edge and unfed is not None and unfed[i].any()):
             continue  # not connected to an arm from outside (tower sides, stray blocks, noise)
         if from_edge and unfed is not None and unfed[i].any():
             # an arm's width crossing the rim far from where the blob's other arms come in
             apart = float(hc["rim_apart_mm"])
-            for e in _entry_runs(unfed[i], i, pts, lab.shape, int(hc["merge_gap_cells"]), float(hc["min_arm_width_mm"]) / g):
-                if all(_min_dist(e, o) > apart for o in mine):
-                    mine.append(e)
+            for e, ie in _entry_runs(unfed[i], i, pts, lab.shape, int(hc["merge_gap_cells"]), float(hc["min_arm_width_mm"]) / g):
+                if all(_min_dist(e, o) > apart for o, _ in mine):
+                    mine.append((e, ie))
                     rim_runs.append(e)
-        runs += [(e, {k}) for e in mine]
+        runs += [(e, {k}) for e, _ in mine]
+        run_idx += [ie for _, ie in mine]
     # entries close together are one arm (fingers seen apart, an edge split by a marker), even
     # when the blobs they lead to are apart, unless both are arms over the tower side by side
     def reaches(comps: set[int]) -> bool:
         return _blobs_reach(hc, [blob(k)[0] for k in comps], m.xy.reshape(-1, 2), c, half, near_tower, table)
 
-    groups = _merge_close(runs, float(hc["same_arm_mm"]), float(hc.get("own_blob_arm_mm", 0.0)), reaches)
+    apart_cells = None
+    if float(hc.get("apart_across_rim_mm", 0.0)) > 0 and len(runs) > 1:
+        # two arms whose blobs join only across the bridged rim (two hands side by side, their
+        # fingers apart on the tray, their palms on the rim): each run's own blobs, unbridged
+        labu = cv2.connectedComponents(m.fg.astype(np.uint8), connectivity=8)[1].ravel()
+        apart_cells = [set(labu[ie].tolist()) - {0} for ie in run_idx]
+        blobu = _Blobs(labu.reshape(m.fg.shape), m.xy)
+
+        def reaches_u(comps: set[int]) -> bool:
+            return _blobs_reach(hc, [blobu(k)[0] for k in comps], m.xy.reshape(-1, 2), c, half, near_tower, table)
+    groups = _merge_close(runs, float(hc["same_arm_mm"]), float(hc.get("own_blob_arm_mm", 0.0)), reaches,
+                          apart_cells, reaches_u if apart_cells is not None else None,
+                          float(hc.get("apart_across_rim_mm", 0.0)))
     lines = []
     for e, comps in groups:
         E = _mean0(e)
@@ -1187,18 +1203,19 @@ def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tu
 
 
 def _entry_runs(at: np.ndarray, i: np.ndarray, pts: np.ndarray, shape: tuple[int, int], gap: int,
-                min_cells: float) -> list[np.ndarray]:
+                min_cells: float) -> list[tuple[np.ndarray, np.ndarray]]:
     """The separate pieces (hand-plane points) of a blob's cells `i[at]` along an edge, gaps of up
-    to `gap` cells bridged, of at least `min_cells` cells: one arm coming in each."""
+    to `gap` cells bridged, of at least `min_cells` cells: one arm coming in each, with their
+    flat cell indices."""
     ent = np.zeros(shape[0] * shape[1], np.uint8)
     ent[i[at]] = 1
     nrun, rl = cv2.connectedComponents(cv2.dilate(ent.reshape(shape), _K3, iterations=gap), connectivity=8)
-    rl_at, e_all = rl.ravel()[i[at]], pts[at]
+    rl_at, e_all, i_all = rl.ravel()[i[at]], pts[at], i[at]
     out = []
     for r in range(1, nrun):
-        e = e_all[rl_at == r]
-        if len(e) >= min_cells:
-            out.append(e)
+        sel = rl_at == r
+        if sel.sum() >= min_cells:
+            out.append((e_all[sel], i_all[sel]))
     return out
 
 
@@ -1331,27 +1348,41 @@ def _absorb_slivers(arms: list[ArmEntry], min_width: float, near_mm: float) -> l
 
 
 def _merge_close(runs: list[tuple[np.ndarray, set[int]]], gap_mm: float, own_arm_mm: float = 0.0,
-                 reaches: Callable[[set[int]], bool] | None = None) -> list[tuple[np.ndarray, set[int]]]:
+                 reaches: Callable[[set[int]], bool] | None = None, unbridged: list[set[int]] | None = None,
+                 reaches_u: Callable[[set[int]], bool] | None = None,
+                 apart_mm: float = 0.0) -> list[tuple[np.ndarray, set[int]]]:
     """Join entries closer than `gap_mm` (cells, blob ids): one arm seen in pieces. Two entries
     each at least `own_arm_mm` long that lead to blobs apart, each blob reaching the zone on its
     own (`reaches`), are two arms side by side (one player's two hands, or two players' from
     next to each other), not one seen in pieces: an arm's own pieces are narrower (fingers, a
     thumb) or one blob across the marker they straddle. `own_arm_mm` 0: any close entries are
-    joined."""
+    joined. With `unbridged` (each run's blobs before the unseen strips were bridged) and
+    `reaches_u` (as `reaches`, for those), two such entries of one blob, at least `apart_mm`
+    apart, whose own blobs join only across the tray's rim are two arms too: two hands side by
+    side whose palms lie on the rim, each hand's fingers its own blob on the tray
+    (`hands.apart_across_rim_mm`)."""
     runs = list(runs)
+    ub = list(unbridged) if unbridged is not None else None
     merged = True
     while merged and len(runs) > 1:
         merged = False
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
-                if _min_dist(runs[i][0], runs[j][0]) >= gap_mm:
+                d = _min_dist(runs[i][0], runs[j][0])
+                if d >= gap_mm:
                     continue
-                if own_arm_mm > 0 and reaches is not None and runs[i][1].isdisjoint(runs[j][1]) \
-                        and min(_extent(runs[i][0]), _extent(runs[j][0])) >= own_arm_mm \
+                wide = own_arm_mm > 0 and min(_extent(runs[i][0]), _extent(runs[j][0])) >= own_arm_mm
+                if wide and reaches is not None and runs[i][1].isdisjoint(runs[j][1]) \
                         and reaches(runs[i][1]) and reaches(runs[j][1]):
+                    continue
+                if wide and ub is not None and reaches_u is not None and d >= apart_mm \
+                        and len(runs[i][1]) == 1 and runs[i][1] == runs[j][1] and ub[i] and ub[j] \
+                        and ub[i].isdisjoint(ub[j]) and reaches_u(ub[i]) and reaches_u(ub[j]):
                     continue
                 e, comps = runs.pop(j)
                 runs[i] = (np.concatenate([runs[i][0], e]), runs[i][1] | comps)
+                if ub is not None:
+                    ub[i] |= ub.pop(j)
                 merged = True
                 break
             if merged:

@@ -126,3 +126,25 @@ def test_a_blob_on_the_table_touching_the_border_by_a_cell_does_not_come_in_over
     # image's border by a cell is no arm coming in over the tray's rim
     m = _image_border(_table_grid([], [(150.0, 175.0, -100.0, 50.0)]), -1000.0, (180.0, 185.0, 55.0, 60.0))
     assert arm_entries(default_config(), TRAY, m) == []
+
+
+def _counted_with(m, **hands):
+    cfg = default_config()
+    cfg["hands"].update(hands)
+    return counted_arms(cfg["hands"], arm_entries(cfg, TRAY, m))
+
+
+def test_two_hands_side_by_side_whose_palms_lie_on_the_rim_are_two_hands():
+    # one player's two hands from the south, palms on the unseen rim, fingers on the tray a
+    # hand's width each and 25 mm apart: the rim bridges them into one blob, yet each hand's
+    # fingers are a blob of their own reaching the tower
+    left, right = (-80.0, -30.0, -131.0, -60.0), (-5.0, 45.0, -131.0, -60.0)
+    m = _table_grid([left, right], [])
+    assert len(_counted(m)) == 2
+    assert len(_counted_with(m, apart_across_rim_mm=0.0)) == 1  # (joined across the rim, as before)
+
+
+def test_one_hand_whose_fingers_part_a_little_on_the_tray_is_one_hand():
+    # the same hand's fingers in two groups a cell apart: one hand
+    m = _table_grid([(-60.0, -10.0, -131.0, -60.0), (-5.0, 45.0, -131.0, -60.0)], [])
+    assert len(_counted(m)) == 1
