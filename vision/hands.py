@@ -662,7 +662,8 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     In log colour a shadow (or dimmer light) shifts all three channels alike, so what is left
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
-    colour of the tray in its own shadow is told apart only by its shading; evenly lit, not."""
+    colour of the tray in its own shadow is told apart only by its shading; evenly lit, not.
+    `regions`: the tray's cells, then (when there is one) the table band's (`table_bright`)."""
     chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)), design=design,
                                   lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
                                   lit_chroma=float(hc.get("lit_chroma", 0.05)),
@@ -688,7 +689,19 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     for region in regions:
         if k > 0 and np.count_nonzero(region) >= 30:
             np.maximum(need, k * float(_median1(np.compress(region.ravel(), chroma))), out=need, where=region)
-    out = (chroma > need) | (shift < math.log(float(hc["dark"]))) | (shift > math.log(float(hc["bright"])))
+    brighter = shift > math.log(float(hc["bright"]))
+    tb = float(hc.get("table_bright", 0.0))
+    if tb > 0 and len(regions) > 1:
+        # the table band (regions[1]) is a thin ring round the tray that an arm's shadow or a
+        # lamp's fall-off covers in large part: when more than `table_lit_share` of it reads
+        # brighter than its fitted light with no colour change of its own, the fit sat on the
+        # shade and the rest is the table in full light (too little of it for the refit,
+        # `lit_share`); there only a cell brighter by `table_bright` is something lying on it
+        t = regions[1]
+        nt = np.count_nonzero(t)
+        if nt and np.count_nonzero(brighter & t & (chroma <= need)) > float(hc.get("table_lit_share", 0.0)) * nt:
+            brighter &= ~t | (shift > math.log(tb))
+    out = (chroma > need) | (shift < math.log(float(hc["dark"]))) | brighter
     ruffled = float(hc.get("ruffled_std", 0.0))
     if ruffled > 0:
         return out, _lit(hc, _ruffled(hc, shift, regions, ruffled) & ~out, shift), shady

@@ -132,3 +132,40 @@ def test_a_pale_hand_over_a_third_of_the_tray_beside_its_shadow_is_seen():
     # hand's tint, and the noise floor taken from them hid the hand
     before = _changed_thirds(from_expected=False)
     assert before[20:40].mean() < 0.5
+
+
+TABLE_BGR = (60.0, 90.0, 110.0)
+
+
+def _tray_and_table(shade: float, lit_cols: int) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The tray (rows 10-59) and the table band beyond its north edge (rows 0-9): the band in an
+    arm's shadow (times `shade`) but for its first `lit_cols` columns, in full light."""
+    table = np.zeros((N, N), bool)
+    table[:10] = True
+    px = np.empty((N, N, 3), np.float32)
+    px[:] = TRAY_BGR
+    px[:10] = np.asarray(TABLE_BGR, np.float32) * shade
+    px[:10, :lit_cols] = TABLE_BGR
+    ref = _bare(px)
+    ref[:10] = TABLE_BGR  # the table's colour as the frame's band shows it
+    return px, ref, [~table, table]
+
+
+def test_the_lit_table_beside_an_arms_shadow_is_no_arm():
+    # a fifth of the band lit, the rest in shadow: too little lit for the light refit (a third),
+    # so the band's light sits on the shadow and the lit part reads brighter by a fourth
+    px, ref, regions = _tray_and_table(shade=0.8, lit_cols=12)
+    hc = default_config()["hands"]
+    changed, _, _ = _tray_change(hc, px, ref, regions, XY)
+    assert not changed[:10].any()
+    hc["table_bright"] = 0.0  # (brighter than the band's light by `bright`, as on the tray)
+    before, _, _ = _tray_change(hc, px, ref, regions, XY)
+    assert before[:10, :12].all()
+
+
+def test_a_pale_arm_on_the_table_beside_its_lit_part_still_counts():
+    px, ref, regions = _tray_and_table(shade=0.8, lit_cols=12)
+    px[:10, 30:40] = np.asarray(TABLE_BGR, np.float32) * 2.0  # a pale arm crossing the band
+    changed, _, _ = _tray_change(default_config()["hands"], px, ref, regions, XY)
+    assert changed[:10, 30:40].all()
+    assert not changed[:10, :12].any()
