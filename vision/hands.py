@@ -1375,7 +1375,7 @@ def _merge_close(runs: list[tuple[np.ndarray, set[int]]], gap_mm: float, own_arm
     side whose palms lie on the rim, each hand's fingers its own blob on the tray
     (`hands.apart_across_rim_mm`)."""
     runs = list(runs)
-    ub = list(unbridged) if unbridged is not None else None
+    ub = [set(u) for u in unbridged] if unbridged is not None else None  # (merged below: copies)
     merged = True
     while merged and len(runs) > 1:
         merged = False
