@@ -925,22 +925,20 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         run_idx += [ie for _, ie in mine]
     # entries close together are one arm (fingers seen apart, an edge split by a marker), even
     # when the blobs they lead to are apart, unless both are arms over the tower side by side
-    def reaches(comps: set[int]) -> bool:
-        return _blobs_reach(hc, [blob(k)[0] for k in comps], m.xy.reshape(-1, 2), c, half, near_tower, table)
+    def reaching(blobs: _Blobs) -> Callable[[set[int]], bool]:
+        return lambda comps: _blobs_reach(hc, [blobs(k)[0] for k in comps], m.xy.reshape(-1, 2), c, half,
+                                          near_tower, table)
 
-    apart_cells = None
-    if float(hc.get("apart_across_rim_mm", 0.0)) > 0 and len(runs) > 1:
+    apart_mm = float(hc.get("apart_across_rim_mm", 0.0))
+    apart_cells, reaches_u = None, None
+    if apart_mm > 0 and len(runs) > 1:
         # two arms whose blobs join only across the bridged rim (two hands side by side, their
         # fingers apart on the tray, their palms on the rim): each run's own blobs, unbridged
         labu = cv2.connectedComponents(m.fg.astype(np.uint8), connectivity=8)[1].ravel()
         apart_cells = [set(labu[ie].tolist()) - {0} for ie in run_idx]
-        blobu = _Blobs(labu.reshape(m.fg.shape), m.xy)
-
-        def reaches_u(comps: set[int]) -> bool:
-            return _blobs_reach(hc, [blobu(k)[0] for k in comps], m.xy.reshape(-1, 2), c, half, near_tower, table)
-    groups = _merge_close(runs, float(hc["same_arm_mm"]), float(hc.get("own_blob_arm_mm", 0.0)), reaches,
-                          apart_cells, reaches_u if apart_cells is not None else None,
-                          float(hc.get("apart_across_rim_mm", 0.0)))
+        reaches_u = reaching(_Blobs(labu.reshape(m.fg.shape), m.xy))
+    groups = _merge_close(runs, float(hc["same_arm_mm"]), float(hc.get("own_blob_arm_mm", 0.0)), reaching(blob),
+                          apart_cells, reaches_u, apart_mm)
     lines = []
     for e, comps in groups:
         E = _mean0(e)

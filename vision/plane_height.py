@@ -534,11 +534,11 @@ def band_cover(fg: np.ndarray, weakest_weight: float, seen: np.ndarray | None = 
     blocks (a darker tone curve, JPEG, blur) then keeps it (docs/vision.md, 2026-11-30 from
     02:41 UTC)."""
     Z, n = fg.shape
-    share = np.add.reduce(fg, axis=1, dtype=np.float64) / n  # (np.mean of a bool array)
     if weakest_weight <= 0:
-        return share
+        return np.add.reduce(fg, axis=1, dtype=np.float64) / n  # (np.mean of a bool array)
     k = n // 4
     hits = np.add.reduce(fg.reshape(Z, 4, k), axis=2, dtype=np.float64)
+    share = np.add.reduce(hits, axis=1) / n  # (the same counts: fg read once)
     if seen is None:
         side = hits / k
     else:
