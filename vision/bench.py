@@ -14,6 +14,7 @@ import numpy as np
 
 from vision.calibrate import calibrate_kit
 from vision.evaluate import HANDS_GROUPS, MATCH_LEVELS, evaluate_kit, json_ready, kit_truth, summarize, time_frames
+from vision.miss_kinds import miss_line
 from vision.reader import load_pipeline, single_thread
 from vision.stage_clock import stage_line
 from vision.styles import Style, parse_style, style_kit
@@ -151,6 +152,11 @@ def _report(s: dict, med: float, p95: float | None, cpu: float | None) -> None:
         unsure = f", {s['wrong_reported_unsure']:.3f} of them reported unsure" if s["wrong_visible"] else ""
         print(f"  read wrong: {s['wrong_visible']} images{unsure}; sure but wrong {s['sure_but_wrong']:.3f} of the "
               f"images; right but reported unsure {s['right_reported_unsure']:.3f}", file=sys.stderr)
+    if s.get("slot_misses", {}).get("all"):
+        m = s["slot_misses"]
+        print(f"  slots in view read wrong, by kind: {miss_line(m['all'], m['tall'])}", file=sys.stderr)
+    if s.get("hand_misses"):
+        print(f"  hand counts wrong, by kind: {miss_line(s['hand_misses'])}", file=sys.stderr)
     if s.get("stage_ms"):
         print(f"  by stage: {stage_line(s['stage_ms'])}", file=sys.stderr)
     if s.get("median_ms_by_hands"):

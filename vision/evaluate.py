@@ -16,6 +16,7 @@ import numpy as np
 
 from vision.frame_errors import UnreadableFrame, reader_fault
 from vision.kit import load_kit
+from vision.miss_kinds import hand_misses, slot_misses
 from vision.reader import Pipeline, read_frame, single_thread
 from vision.stage_clock import REGISTRATION, STOPPED, StageClock
 from vision.tray import TrayNotFound
@@ -53,6 +54,8 @@ def summarize(rows: list[dict]) -> dict:
         **visible_scores(ok),
         **tall_scores(ok),
         **doubt_scores(ok),
+        "slot_misses": slot_misses(ok, MATCH_LEVELS),
+        "hand_misses": hand_misses(ok),
     }
 
 
