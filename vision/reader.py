@@ -819,6 +819,8 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
     slots = with_hands_known(p, ev, slots, hands)
+    if not hands:  # (no arm colour is found here to tell a hand's cover)
+        slots = unread_glyph_blocks(p, ev, slots, None)
     uncertain, note = _uncertainty(p, slots, None, hands)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
@@ -1366,6 +1368,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if clock:
         clock.lap(HANDS)
     slots = with_hands_known(p, ev, slots, hands)
+    if first == 0 or not hands:  # (a hand's cover is measured on the face as found)
+        slots = unread_glyph_blocks(p, ev, slots, covered_slots(p, ctx, img, z, orient) if hands else None, hands)
     if read_across:
         o_conf = across_in_clear_view(p, slots, hands, o_conf)
     uncertain, note = _uncertainty(p, slots, o_conf, hands,
@@ -1411,6 +1415,43 @@ def with_hands_known(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]
     slots the level below shows through made sure (`empties_seen_through`), then a sure black
     block read as the Wild (`wild_by_its_colour`); both only with no hand over the tower."""
     return wild_by_its_colour(p, ev, empties_seen_through(p, ev, slots, hands), hands)
+
+
+def unread_glyph_blocks(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading],
+                        cover: np.ndarray | None, hands: Sequence = ()) -> tuple[SlotReading, ...]:
+    """The slots read empty only because no glyph was named surely there, where the glyph model
+    still sees a glyph (its share of the eight glyphs at decision.unread_glyph_present or more:
+    its "no glyph" share small) and the occupancy and colour models are sure
+    (decision.unread_glyph_occ, decision.unread_glyph_colour): a block, named by its likeliest
+    colour and glyph, at no more confidence than its glyph's, so the reading is unsure
+    (`named_by_colour` says why). `cover` (per slot, `covered_slots`; None: no hand over the
+    face) leaves out slots a hand covers decision.unread_glyph_cover_below or more of (fingers
+    over a slot make a glyph-like crop of their own), and with a hand over the tower a slot read
+    black is left to `wild_by_its_colour` (dark fingers and their shadow read black).
+
+    Why: through an empty slot the camera sees the level below crosswise, which the glyph
+    model learnt as no glyph, so a small no-glyph share is a block's glyph that the model cannot
+    name: a yellow 4 whose pale ink hardly shows on its white oval (synthetic family-3 0022:
+    occupancy 0.99, yellow 0.97, glyph 4 at 0.31 of 0.89 seen) or a red 3 in an arm's shadow
+    (family-4 0023: 4 at 0.40, 1 at 0.23, Draw Two at 0.24). Read empty, such a block was lost
+    whatever its glyph; named, its likeliest reading is right about half the time. 0: off."""
+    dc = p.cfg["decision"]
+    present = float(dc.get("unread_glyph_present", 0.0))
+    if present <= 0:
+        return tuple(slots)
+    occ, col = float(dc["unread_glyph_occ"]), float(dc["unread_glyph_colour"])
+    bare = float(dc["unread_glyph_cover_below"])
+    wild = COLOR_CLASSES.index("wild")
+    out = list(slots)
+    for i, s in enumerate(slots):
+        if (s.block is not None or ev.p_occ[i] < occ or ev.p_col[i].max() < col
+                or float(ev.p_gly[i].sum()) < present or (cover is not None and cover[i] >= bare)
+                or (hands and int(np.argmax(ev.p_col[i])) == wild)):
+            continue
+        post, _ = _block_posterior(ev.p_col[i], ev.p_gly[i])
+        conf = min(float(ev.p_occ[i] * post[0][1]), float(ev.p_gly[i].max()))
+        out[i] = replace(s, block=Block.parse(post[0][0]), confidence=conf)
+    return tuple(out)
 
 
 def empties_seen_through(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading],
