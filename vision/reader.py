@@ -1434,7 +1434,7 @@ def unread_glyph_blocks(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReadi
     name: a yellow 4 whose pale ink hardly shows on its white oval (synthetic family-3 0022:
     occupancy 0.99, yellow 0.97, glyph 4 at 0.31 of 0.89 seen) or a red 3 in an arm's shadow
     (family-4 0023: 4 at 0.40, 1 at 0.23, Draw Two at 0.24). Read empty, such a block was lost
-    whatever its glyph; named, its likeliest reading is right about half the time. 0: off."""
+    whatever its glyph; named, it was right in 10 of the 26 slots named on 4,720 photos. 0: off."""
     dc = p.cfg["decision"]
     present = float(dc.get("unread_glyph_present", 0.0))
     if present <= 0:

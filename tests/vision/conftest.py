@@ -26,3 +26,11 @@ def calibration(small_kit, tmp_path_factory):
     out = tmp_path_factory.mktemp("cal") / "cal"
     calibrate_kit(small_kit, out, log=lambda m: None, overrides=QUICK)
     return out
+
+
+@pytest.fixture
+def pipe(calibration):
+    """The small kit's calibration loaded afresh for each test (a test may change its settings)."""
+    from vision.reader import load_pipeline
+
+    return load_pipeline(calibration)

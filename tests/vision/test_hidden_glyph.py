@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.reader import (COLOR_CLASSES, GLYPHS, SlotEvidence, glyph_field_share, load_pipeline,
+from vision.reader import (COLOR_CLASSES, GLYPHS, SlotEvidence, glyph_field_share,
                            lone_block_glyph_hidden, read_frame)
 from referee.observations import SlotReading
 from vision.top_level import slot_corners
@@ -23,11 +23,6 @@ RED_LAB, WHITE_LAB, SKIN_LAB = (120, 185, 165), (235, 128, 128), (95, 150, 160)
 
 def _names(slots) -> list:
     return [None if s.block is None else str(s.block) for s in slots]
-
-
-@pytest.fixture
-def pipe(calibration):
-    return load_pipeline(calibration)
 
 
 @pytest.fixture

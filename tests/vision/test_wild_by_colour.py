@@ -5,9 +5,8 @@ their shadow read black too), and the reading stays unsure."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from vision.reader import COLOR_CLASSES, GLYPHS, SlotEvidence, load_pipeline, slot_readings, wild_by_its_colour
+from vision.reader import COLOR_CLASSES, GLYPHS, SlotEvidence, slot_readings, wild_by_its_colour
 
 WILD = COLOR_CLASSES.index("wild")
 
@@ -22,11 +21,6 @@ def _black_block_in_slot_1(glyph_wild: float = 0.19) -> SlotEvidence:
     gly[0, 0] = 0.65
     gly[1, GLYPHS.index("reverse")], gly[1, GLYPHS.index("wild")] = 0.31, glyph_wild
     return SlotEvidence(occ, col, gly)
-
-
-@pytest.fixture
-def pipe(calibration):
-    return load_pipeline(calibration)
 
 
 def test_a_sure_black_block_with_no_glyph_named_is_read_as_the_wild_and_unsure(pipe):
