@@ -819,8 +819,6 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
     slots = with_hands_known(p, ev, slots, hands)
-    if not hands:  # (no arm colour is found here to tell a hand's cover)
-        slots = unread_glyph_blocks(p, ev, slots, None)
     uncertain, note = _uncertainty(p, slots, None, hands)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
 
@@ -1434,7 +1432,13 @@ def unread_glyph_blocks(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReadi
     name: a yellow 4 whose pale ink hardly shows on its white oval (synthetic family-3 0022:
     occupancy 0.99, yellow 0.97, glyph 4 at 0.31 of 0.89 seen) or a red 3 in an arm's shadow
     (family-4 0023: 4 at 0.40, 1 at 0.23, Draw Two at 0.24). Read empty, such a block was lost
-    whatever its glyph; named, it was right in 10 of the 26 slots named on 4,720 photos. 0: off."""
+    whatever its glyph; named, it was right in 10 of the 26 slots named on 4,720 photos. 0: off.
+
+    `read_frame` only: the map-guided `read_level` keeps a block only where its glyph is named,
+    as the match loop's reader counts a block on the level above a complete top only so
+    (`MapGuidedReader.read`). Read across that top, the level above cuts the blocks below
+    crosswise: the model sees their glyphs but cannot name them, and named there they made twin
+    match 117 miss three turns."""
     dc = p.cfg["decision"]
     present = float(dc.get("unread_glyph_present", 0.0))
     if present <= 0:

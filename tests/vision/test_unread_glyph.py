@@ -76,3 +76,24 @@ def test_switched_off_nothing_changes(pipe):
     ev = _pale_yellow_4_in_slot_0()
     first = slot_readings(pipe, ev)
     assert unread_glyph_blocks(pipe, ev, first, cover=None) == first
+
+
+def test_the_map_guided_reading_names_no_block_whose_glyph_is_not_seen(pipe, small_kit, monkeypatch):
+    """The match loop's map-guided reader counts a block on the level above only where a glyph
+    is seen (`MapGuidedReader.read`): read across a complete top, that level cuts the blocks
+    below crosswise, whose glyphs the model sees but cannot name. Named there, they made twin
+    match 117 miss three turns. So `read_level` leaves such a slot empty, as `read_frame` does not."""
+    import json
+
+    import cv2
+
+    import vision.reader as reader
+
+    labels = json.loads((small_kit / "labels.json").read_text())
+    name = next(n for n in sorted(labels) if labels[n]["hands"] == 0)
+    img = cv2.imread(str(small_kit / "images" / name))
+    ctx = reader.frame_context(pipe, img)
+    monkeypatch.setattr(reader, "slot_evidence", lambda *a, **k: _pale_yellow_4_in_slot_0())
+    monkeypatch.setattr(reader, "glyphs_looked_for_again", lambda p, ctx, img, z, o, first, ev: ev)
+    reading, _ = reader.read_level(pipe, ctx, img, 5)
+    assert reading.slots[0].block is None and str(reading.slots[1].block) == "green-skip"
