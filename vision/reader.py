@@ -1020,7 +1020,8 @@ def reads_a_block(p: Pipeline, ev: SlotEvidence, with_glyph: bool = False) -> bo
 
 
 def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
-                      cs: plane_height.CoarseSearch, z: float) -> tuple[float, FrameContext, tuple] | None:
+                      cs: plane_height.CoarseSearch, z: float,
+                      hands: Sequence = ()) -> tuple[float, FrameContext, tuple] | None:
     """The first reading that finds a block (read_frame's retries): the other orientation at
     height z, then the next best coarse candidates (decision.other_heights), each refined from
     the markers' own registration reg0. Returns (height, context, read_top's result) or None.
@@ -1032,7 +1033,14 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     a lower level, is most often the level below seen round the hand. (On 86 kits, of 28 tops
     under a hand whose right orientation a retry lost, 22 had found a block read under 0.6; of
     79 it set right, 66 found one read at 0.6 or more.) Else the first reading stays, reported
-    as no block seen."""
+    as no block seen.
+
+    A level above the chosen candidate is kept only when read surely, judged as the final
+    reading judges it: with the frame's `hands` (the counted arms', `hands_of`) known, so that
+    with none over the tower the empty slots round a lone block, which show the level below,
+    are surely empty (`with_hands_known`). Judged without that, a lone Wild found a level above
+    every candidate (bv family-2 0010, 16 levels) was dropped for its two empty slots read at
+    0.40 and 0.23, and the level below was read in the wrong orientation."""
     dc = p.cfg["decision"]
     tries = int(dc.get("other_heights", 0))
     if tries <= 0:
@@ -1058,7 +1066,8 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
         if found is None:
             continue
         slots = slot_readings(p, found[1])
-        if sure_enough(slots) and (k < len(others) or not _uncertainty(p, slots, found[2])[0]):
+        if sure_enough(slots) and (k < len(others) or not _uncertainty(p, with_hands_known(p, found[1], slots, hands),
+                                                                        found[2])[0]):
             return z2, ctx2, found
     return None
 
@@ -1320,7 +1329,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if clock:
         clock.lap(TOP)
     if cs is not None and not reads_a_block(p, ev):
-        found = _top_with_a_block(p, img, reg0, ctx, cs, z)
+        found = _top_with_a_block(p, img, reg0, ctx, cs, z, hands_of(p.cfg["hands"], arms))
         if found is not None:
             z, ctx, (orient, ev, o_conf) = found
             reg = ctx.registration

@@ -173,3 +173,31 @@ def test_under_a_hand_a_block_read_weakly_elsewhere_does_not_replace_the_covered
         _under_a_hand(monkeypatch, reader, share, {6: ("y", weak, 0.99), 7: ("x", sure, 0.99)})
         z, _, (orient, _, _) = reader._top_with_a_block(pipe, img, None, ctx, object(), 90.0)
         assert (z, orient) == (90.0, "y")
+
+
+def _lone_wild_over_the_level_below():
+    """A lone Wild in the middle slot, sure; through the empty end slots the level below shows
+    crosswise: the occupancy model calls them blocks (0.6 and 0.77, so they read empty at 0.4 and
+    0.23) while the glyph model sees no glyph there at all (bv family-2 0010, 16 levels)."""
+    from vision.reader import COLOR_CLASSES, GLYPHS, SlotEvidence
+
+    col = np.full((3, len(COLOR_CLASSES)), 0.01)
+    col[0, COLOR_CLASSES.index("green")] = col[2, COLOR_CLASSES.index("blue")] = 0.9
+    col[1, COLOR_CLASSES.index("wild")] = 0.98
+    gly = np.full((3, len(GLYPHS)), 0.01)
+    gly[1, GLYPHS.index("wild")] = 0.95
+    return SlotEvidence(np.array([0.6, 0.99, 0.77]), col, gly)
+
+
+def test_a_lone_block_on_a_level_above_is_judged_as_the_final_reading_judges_it(calibration, monkeypatch):
+    """The empty slots round a lone block show the level below, which the final reading takes
+    as surely empty where no hand is over the tower (`empties_seen_through`). Judged without
+    that, the lone Wild found a level above every candidate was dropped as doubtful and the level
+    below was read in the wrong orientation; with a hand over the tower the slots stay doubtful."""
+    pipe = load_pipeline(calibration)
+    lone = _lone_wild_over_the_level_below()
+    reader = _stuck_below(monkeypatch, {8: ("y", lone, 0.99)})
+    img, ctx = np.zeros((4, 4, 3), np.uint8), reader.FrameContext(None, None, None)
+    z, _, (orient, ev, _) = reader._top_with_a_block(pipe, img, None, ctx, object(), 90.0)
+    assert (z, orient, ev) == (120.0, "y", lone)
+    assert reader._top_with_a_block(pipe, img, None, ctx, object(), 90.0, hands=("a hand",)) is None
