@@ -582,7 +582,11 @@ def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading
     from aside (synthetic 929/0069) the occupancy model put a clear blue Reverse at 0.01, and on
     a fresh kit a red 1 at 0.29, its colour at 1.00 and glyph at 0.83 (5103/0051). Over 1280
     readings of sixteen kits a threshold of 0.5 or 0.6 flags only wrong readings (4 and 3), 0.4
-    flags 49 right ones too (a bare crop's likeliest glyph often reads 0.4-0.5): 0.6."""
+    flags 49 right ones too (a bare crop's likeliest glyph often reads 0.4-0.5): 0.6. Since a
+    slot left contested is named (`contested_blocks`), 0.5: on the nine sets of 2026-11-30 slots
+    in view +3 and orientations +3 against 0.6 (the reading across it sends more lone blocks to),
+    slots in all +10, one reading fewer wrong and sure; 0.45 named more blocks under hands
+    wrongly, and 0.4 lost 8 slots in view."""
     sure = ev.p_col.max(axis=1) * ev.p_gly.max(axis=1) >= float(p.cfg["decision"]["contested_above"])
     return [s for s, r in enumerate(slots) if r.block is None and bool(sure[s])]
 
