@@ -592,7 +592,7 @@ def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading
 
 
 def contested_blocks(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading],
-                     contested: Sequence[int]) -> tuple[SlotReading, ...]:
+                     contested: Sequence[int], hands: Sequence = ()) -> tuple[SlotReading, ...]:
     """The contested empty slots (`contested_empties`, as `read_frame` leaves them after its
     retries) named by their likeliest block, at the confidence the occupancy model leaves it
     (its candidate's: the block's colour x glyph share times the occupancy), so the reading
@@ -605,13 +605,15 @@ def contested_blocks(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]
     were left contested: 38 held a block (33 of them the likeliest one) and 5 were empty.
 
     `read_frame` only, as `unread_glyph_blocks`: the map-guided `read_level` counts a block
-    where the occupancy and the glyph both see one."""
+    where the occupancy and the glyph both see one. With a hand over the tower (`hands`) a slot
+    whose likeliest block is the Wild is left to `wild_by_its_colour`, as there: dark fingers
+    and their shadow read black (at a threshold of 0.45 a green 3 under a hand was named so)."""
     if not p.cfg["decision"].get("contested_named", False) or not contested:
         return tuple(slots)
     out = list(slots)
     for i in contested:
         s = slots[i]
-        if s.block is None and s.candidates:
+        if s.block is None and s.candidates and not (hands and s.candidates[0][0] == "wild"):
             name, conf = s.candidates[0]
             out[i] = replace(s, block=Block.parse(name), confidence=float(conf))
     return tuple(out)
@@ -1408,7 +1410,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     slots = with_hands_known(p, ev, slots, hands)
     if first == 0 or not hands:  # (a hand's cover is measured on the face as found)
         slots = unread_glyph_blocks(p, ev, slots, covered_slots(p, ctx, img, z, orient) if hands else None, hands)
-    slots = contested_blocks(p, ev, slots, empties)
+    slots = contested_blocks(p, ev, slots, empties, hands)
     named = [i for i in empties if slots[i].block is not None]
     empties = [i for i in empties if slots[i].block is None]
     if read_across:

@@ -80,3 +80,17 @@ def test_read_frame_names_the_contested_slot_and_says_why(pipe, small_kit, monke
     assert str(res.reading.slots[1].block) == "red-1"
     assert res.reading.uncertain
     assert "slot 1 named by its colour and glyph, though the slot looks empty" in res.reading.note
+
+
+def test_under_a_hand_a_black_contested_slot_is_left_to_the_wild_rule(pipe):
+    """Dark fingers and their shadow read black: under a hand a slot whose likeliest block is the
+    Wild is not named here (`wild_by_its_colour` decides, and it names none under a hand)."""
+    ev = _red_1_pushed_off_slot_1()
+    ev.p_col[1] = 0.01
+    ev.p_col[1, COLOR_CLASSES.index("wild")] = 0.99
+    ev.p_gly[1] = 0.01
+    ev.p_gly[1, GLYPHS.index("wild")] = 0.9
+    first = slot_readings(pipe, ev)
+    assert first[1].candidates[0][0] == "wild"
+    assert contested_blocks(pipe, ev, first, [1], hands=("a hand",)) == first
+    assert str(contested_blocks(pipe, ev, first, [1])[1].block) == "wild"
