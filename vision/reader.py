@@ -602,7 +602,9 @@ def contested_blocks(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]
     or a tall top's end seen from aside shows the level below's seams beside it, while its own
     colour and glyph are read well (synthetic family-3 0017: a red 1 pushed off its slot read
     empty at occupancy 0.26, red 1 at 0.86 of the joint). On 4,720 photos of nine sets, 43 slots
-    were left contested: 38 held a block (33 of them the likeliest one) and 5 were empty.
+    were left contested (at decision.contested_above 0.6): 38 held a block (33 of them the
+    likeliest one) and 5 were empty. A slot read empty has an occupancy under
+    decision.empty_below or no glyph seen, so the block named reads under `uncertain_below`.
 
     `read_frame` only, as `unread_glyph_blocks`: the map-guided `read_level` counts a block
     where the occupancy and the glyph both see one. With a hand over the tower (`hands`) a slot
