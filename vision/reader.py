@@ -1100,8 +1100,9 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
         if found is None:
             continue
         slots = slot_readings(p, found[1])
-        if sure_enough(slots) and (k < len(others) or not _uncertainty(p, with_hands_known(p, found[1], slots, hands),
-                                                                        found[2])[0]):
+        if not sure_enough(slots):
+            continue
+        if k < len(others) or not _uncertainty(p, with_hands_known(p, found[1], slots, hands), found[2])[0]:
             return z2, ctx2, found
     return None
 
