@@ -8,6 +8,7 @@ is a cumulative count) instead of sorting, which kept a frame's slot reading ove
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Mapping, Sequence
 
@@ -79,29 +80,102 @@ def _ab_tables() -> tuple[np.ndarray, np.ndarray]:
 AB_CHROMA, AB_HUE = _ab_tables()  # constants: looking up 65536 entries beats arctan2 per pixel
 
 
-def color_features(labs: np.ndarray) -> np.ndarray:
-    """(S, D) per patch: Lab medians (all, coloured pixels, the frame round the glyph), the
-    chroma-weighted hue histogram and a few fractions. `labs` (S, h, w, 3) 8-bit Lab patches."""
-    S, ph, pw, _ = labs.shape
-    v8 = labs.reshape(S, -1, 3)
-    L = v8[..., 0] * LAB_SCALE[0]
-    ab = v8[..., 1].astype(np.intp) * 256 + v8[..., 2]
-    chroma = np.take(AB_CHROMA, ab)  # (np.take: the tables read faster than by indexing)
-    colored = chroma > 18
-    hb = np.take(AB_HUE, ab)
-    pick = colored.ravel()  # (np.compress: the coloured pixels taken faster than by a boolean index)
-    hist = np.bincount(np.compress(pick, np.arange(S)[:, None] * 12 + hb), weights=np.compress(pick, chroma),
-                       minlength=S * 12).reshape(S, 12) / (chroma.sum(axis=1, keepdims=True) + 1e-6)
-    use = colored | (colored.sum(axis=1, keepdims=True) <= 10)  # too few coloured pixels: all of them
+# The tables again, indexed by a + 256 b: a Lab pixel's (a, b) bytes read as one little-endian
+# uint16 (`_ab_index`), so the index costs no arithmetic.
+_BA_CHROMA = np.ascontiguousarray(AB_CHROMA.reshape(256, 256).T).reshape(-1)
+# per (a, b): its hue bin (0-11) when coloured (chroma over 18), else 12, or 13 when grey (chroma under 15)
+_BA_CODE = np.where(_BA_CHROMA > 18, np.ascontiguousarray(AB_HUE.reshape(256, 256).T).reshape(-1),
+                    np.where(_BA_CHROMA < 15, 13, 12)).astype(np.intp)
+# per code, its class in the medians' histogram (coloured 0, grey 1, other 2) times the class's stride
+_CLASS_STRIDE = np.array([0] * 12 + [2, 1], np.uint8) * 6
+_L8 = np.arange(256, dtype=np.uint8) * LAB_SCALE[0]  # each 8-bit L's float L, as the features take it
+_DARK_BELOW = int(np.count_nonzero(_L8 < 25))  # float L < 25: 8-bit L under this (L rises with it)
+_BRIGHT_FROM = int(np.count_nonzero(_L8 <= 75))  # float L > 75: 8-bit L from this
+# the feature each median gives, per channel and sum of its two middle 8-bit values (0..510)
+_MED_LAB = (_lab_float((np.arange(511) / 2.0).astype(np.float32)[:, None]) / _LAB_NORM).T.reshape(-1)
+_HALF_RANKS = np.array([[1.0], [0.0]], np.float32)  # n - this, halved down: the two middle ranks (0-based)
+
+
+@functools.lru_cache(maxsize=64)
+def _colour_layout(S: int, ph: int, pw: int) -> tuple[np.ndarray, ...]:
+    """color_features' constant arrays for S patches of ph x pw: each pixel channel's histogram
+    row but for its colour class, (S, N, 3) uint8 (rows (patch, class, frame, channel)); the
+    hue histogram's row offset per patch; per cumulative histogram row (patch, group, channel),
+    the offset that turns two searchsorted places into the median's _MED_LAB index; where
+    the cumulative counts of coloured, dark and bright grey pixels lie; and whether a patch can
+    lack pixels or a frame (whose medians need clipping)."""
     frame = np.ones((ph, pw), bool)
     frame[ph // 5: ph - ph // 5, pw // 5: pw - pw // 5] = False
-    med, cmed, fmed = medians_u8(v8, [None, use, np.broadcast_to(frame.reshape(1, -1), (S, ph * pw))])
-    to_lab = lambda m: _lab_float(m) / _LAB_NORM  # noqa: E731 (medians are affine in the 8-bit values)
-    return np.column_stack([
-        to_lab(med), to_lab(cmed), to_lab(fmed), hist,
-        _mean1(colored), _mean1(L < 25), _mean1((L > 75) & (chroma < 15)),
-        _mean1(chroma) / 100, _std1(L) / 100,
-    ]).astype(np.float32)
+    f = frame.reshape(1, -1, 1).astype(np.intp)
+    rows = (np.arange(S).reshape(-1, 1, 1) * 18 + f * 3 + np.arange(3)).astype(np.uint8)
+    r = np.arange(S * 4 * 3)
+    off = 2 * (r * 256 + 1) - (r % 3) * 511
+    L0 = lambda g: (np.arange(S) * 4 + g) * 3 * 256  # noqa: E731 (where the L row of group g starts)
+    at = np.stack([L0(1) + 256, L0(1), L0(0) + _DARK_BELOW, L0(0), L0(2) + 256, L0(2) + _BRIGHT_FROM], axis=1)
+    out = (rows, np.arange(S).reshape(-1, 1) * 14, off, r * 256 + 1, at)
+    for a in out:
+        a.flags.writeable = False
+    return out + (not frame.any(),)
+
+
+def _ab_index(labs: np.ndarray) -> np.ndarray:
+    """(S, N) a + 256 b of contiguous 8-bit Lab patches: their (a, b) bytes as little-endian uint16."""
+    S = labs.shape[0]
+    N = labs.size // (3 * S)
+    return np.ndarray((S, N), "<u2", labs, 1, (3 * N, 3))
+
+
+def color_features(labs: np.ndarray) -> np.ndarray:
+    """(S, D) per patch: Lab medians (all, coloured pixels, the frame round the glyph), the
+    chroma-weighted hue histogram and a few fractions. `labs` (S, h, w, 3) 8-bit Lab patches.
+
+    The medians and the pixel counts come from one histogram of every channel value by (patch,
+    colour class, frame or not, channel) (OpenCV's 8-bit histogram; medians_u8 tells how), the
+    coloured pixels' median is the whole patch's when it has 10 or fewer, and the hue histogram
+    puts the pixels that are not coloured in two bins left out."""
+    S, ph, pw, _ = labs.shape
+    if S > 14:  # (the histogram's rows are 8-bit)
+        return np.concatenate([color_features(labs[i:i + 14]) for i in range(0, S, 14)])
+    labs = np.ascontiguousarray(labs)
+    N = ph * pw
+    rows, hue_off, off, row_at, at, tiny = _colour_layout(S, ph, pw)
+    v8 = labs.reshape(S, N, 3)
+    ab = _ab_index(labs).astype(np.intp)
+    chroma = _BA_CHROMA.take(ab)
+    code = _BA_CODE.take(ab)
+    csum = np.add.reduce(chroma, axis=1)
+    hist = np.bincount((code + hue_off).reshape(-1), weights=chroma.reshape(-1), minlength=S * 14)
+    hist = hist.reshape(S, 14)[:, :12] / (csum + 1e-6)[:, None]
+    # the medians: counts by (patch, class, frame, channel, value), then per group (all, coloured,
+    # grey, frame) one cumulative count over all rows, whose middle ranks searchsorted finds
+    # (the class copied to the three channels by OpenCV: NumPy's broadcast over them is 20 times slower)
+    key = np.add(rows, cv2.cvtColor(_CLASS_STRIDE.take(code), cv2.COLOR_GRAY2BGR))
+    H = cv2.calcHist([key.reshape(-1, 3), labs.reshape(-1, 3)], [0, 1], None, [S * 18, 256], [0, S * 18, 0, 256])
+    H = H.reshape(S, 3, 2, 3, 256)
+    G = np.empty((S, 4, 3, 256), np.float32)
+    np.add.reduce(H, axis=(1, 2), out=G[:, 0])
+    np.add(H[:, :2, 0], H[:, :2, 1], out=G[:, 1:3])
+    np.add.reduce(H[:, :, 1], axis=1, out=G[:, 3])
+    # (cv2.integral's one row: the running count after a leading 0, seven times faster than np.cumsum;
+    # in float32 while the counts stay exact, under 2^24)
+    cum = cv2.integral(G.reshape(1, -1), sdepth=cv2.CV_32F if 9 * S * N < 1 << 24 else cv2.CV_64F)[1]
+    start = cum[:-1:256]
+    ranks = cum[256::256] - start - _HALF_RANKS
+    ranks //= 2
+    ranks += start
+    at_rank = cum.searchsorted(ranks, side="right")
+    if tiny:  # a group without pixels: np.median's count of values at or under ranks -1 and 0
+        at_rank -= row_at
+        np.clip(at_rank, 0, 256, out=at_rank)
+        at_rank += row_at
+    med = (at_rank[0] + at_rank[1] - off).reshape(S, 4, 3)[:, [0, 1, 3]]
+    got = cum.take(at)
+    counts = got[:, 0::2] - got[:, 1::2]  # coloured, dark, bright and grey pixels
+    np.copyto(med[:, 1], med[:, 0], where=(counts[:, :1] <= 10))  # too few coloured pixels: all of them
+    return np.concatenate([
+        _MED_LAB.take(med).reshape(S, 9), hist, counts / N,
+        (csum / N / 100)[:, None], (_std1(v8[..., 0] * LAB_SCALE[0]) / 100)[:, None],
+    ], axis=1, dtype=np.float32)
 
 
 def median_along(x: np.ndarray, axis: int = -1) -> np.ndarray:
