@@ -220,73 +220,129 @@ def _mean1(x: np.ndarray, axis: int = 1) -> np.ndarray:
     return np.add.reduce(x, axis=axis, dtype=dt) / x.shape[axis]
 
 
-def _stack_rows(labs: np.ndarray) -> np.ndarray:
-    """The patches one above the other, each with its own mirrored border row above and below,
-    so a 3x3 filter over the stack gives each patch what it alone would give."""
-    return np.concatenate([cv2.copyMakeBorder(p, 1, 1, 0, 0, cv2.BORDER_REFLECT_101) for p in labs], axis=0)
+@functools.lru_cache(maxsize=16)
+def _occupancy_layout(h: int, w: int) -> tuple:
+    """occupancy_features' index arrays for h x w patches: a patch's rows with its mirrored
+    border row above and below (BORDER_REFLECT_101, as a 3x3 filter sees it); the columns of
+    the three windows whose greatest column step is taken (the inner columns, and round a third
+    and two thirds), and the rows of the first and last three, each window padded to the
+    longest by repeating its first index (a maximum does not mind); the inner window's length;
+    where each third of the columns starts and its pixel count."""
+    border = [cv2.borderInterpolate(-1, h, cv2.BORDER_REFLECT_101)] + list(range(h)) + \
+        [cv2.borderInterpolate(h, h, cv2.BORDER_REFLECT_101)]
+    r = max(1, int(round(w / 75.0 * 4.0)))
+    cols = [range(w)[w // 10: w - w // 10]] + [range(w)[max(0, c - r): c + r + 1] for c in (w // 3, 2 * w // 3)]
+    rows = [range(h)[:3], range(h)[-3:]]
+
+    def padded(wins: list) -> np.ndarray:
+        k = max(len(x) for x in wins)
+        return np.array([list(x) + [x[0]] * (k - len(x)) for x in wins], np.intp)
+
+    starts = [k * w // 3 for k in range(3)]
+    px = np.array([h * ((k + 1) * w // 3 - k * w // 3) for k in range(3)], np.int64).reshape(3, 1)
+    out = (np.array(border, np.intp), padded(cols), padded(rows), len(cols[0]), starts, px)
+    for x in out:
+        if isinstance(x, np.ndarray):
+            x.flags.writeable = False
+    return out
 
 
-def _lab_steps(stack: np.ndarray, dx: int, dy: int) -> np.ndarray:
-    """|Sobel| of the float Lab image summed over its channels, from the 8-bit Lab: the Sobel
-    kernel sums to zero, so the float Lab's offset drops out and its scale comes after."""
-    g = np.abs(cv2.Sobel(stack, cv2.CV_16S, dx, dy, ksize=3)).astype(np.float32)
-    return g[..., 0] * LAB_SCALE[0] + g[..., 1] + g[..., 2]
+def _lab_steps(planes: np.ndarray, border: np.ndarray) -> np.ndarray:
+    """(2, S, h + 2, w) float32: |Sobel| in x, then in y, of each patch's float Lab image summed
+    over its channels, with a mirrored border row above and below (rows 0 and h + 1 are not the
+    patch's), from the 8-bit Lab planes (3, S, h, w). The Sobel kernel sums to zero, so the float
+    Lab's offset drops out and its scale comes after. The planes go through one above another
+    (each patch framed by its border rows), so one cv2.spatialGradient gives both directions of
+    all, into one array."""
+    _, S, h, w = planes.shape
+    planes = planes.take(border, axis=2)  # (3, S, h + 2, w)
+    d = np.empty((2, 3, S, h + 2, w), np.int16)
+    cv2.spatialGradient(planes.reshape(-1, w), d[0].reshape(-1, w), d[1].reshape(-1, w))
+    np.abs(d, out=d)
+    g = np.multiply(d[:, 0], LAB_SCALE[0], dtype=np.float32)
+    g += d[:, 1]
+    g += d[:, 2]
+    return g
+
+
+def _median_rows(x: np.ndarray) -> np.ndarray:
+    """np.median(x, axis=1) of a 2-D array it may reorder: one partition in place, no copy."""
+    n = x.shape[1]
+    lo, hi = (n - 1) // 2, n // 2
+    x.partition((lo, hi) if hi != lo else lo, axis=1)
+    return (x[:, lo] + x[:, hi]) / 2
 
 
 def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> np.ndarray:
     """(S, D) per patch: does a block lie here? A block's patch is one colour with edges at its long
     sides; an empty slot shows the level below: seams across the patch, 15 mm further down."""
     S, h, w, _ = labs.shape
-    stack = _stack_rows(labs)
-    gx = _lab_steps(stack, 1, 0).reshape(S, h + 2, w)[:, 1:-1]
-    gy = _lab_steps(stack, 0, 1).reshape(S, h + 2, w)[:, 1:-1]
-    cols = gx[:, h // 6: h - h // 6].mean(axis=1)
+    border, col_wins, row_wins, n_inner, starts, px = _occupancy_layout(h, w)
+    planes = np.ascontiguousarray(labs.transpose(3, 0, 1, 2))  # (3, S, h, w): each channel's pixels in a row
+    g = _lab_steps(planes, border)
+    gx, gy = g[0, :, 1:-1], g[1, :, 1:-1]
+    band = gx[:, h // 6: h - h // 6]
+    cols = np.add.reduce(band, axis=1)
+    np.true_divide(cols, np.intp(band.shape[1]), out=cols, casting="unsafe")  # (np.mean's own steps)
     rows = _mean1(gy[:, :, w // 8: w - w // 8], axis=2)
-    inner = cols[:, w // 10: w - w // 10]
-    base = median_along(inner, axis=1) + 1.0
-    seam_across = inner.max(axis=1) / base
-    # the level below, seen through an empty slot, lies across it: its seams at a third and two
-    # thirds of the patch (a few mm off with the 15 mm of parallax)
-    r = max(1, int(round(w / 75.0 * 4.0)))
-    thirds = np.column_stack([cols[:, max(0, c - r): c + r + 1].max(axis=1) for c in (w // 3, 2 * w // 3)])
-    edge_long = (rows[:, :3].max(axis=1) + rows[:, -3:].max(axis=1)) / (median_along(rows, axis=1) + 1.0)
-    # each third's mean Lab colour, from exact integer sums of the 8-bit values
-    colsum = labs.reshape(S, h, w * 3).sum(axis=1, dtype=np.int64).reshape(S, w, 3)
-    means = np.stack([colsum[:, k * w // 3:(k + 1) * w // 3].sum(axis=1) / (h * ((k + 1) * w // 3 - k * w // 3))
-                      for k in range(3)], axis=1) * LAB_SCALE - LAB_SHIFT
-    spread = _norm1(means[:, 0] - means[:, 2]) + _norm1(means[:, 0] - means[:, 1]) + _norm1(means[:, 1] - means[:, 2])
+    # the greatest column step inside the patch and round its thirds: the level below, seen through
+    # an empty slot, lies across it, its seams at a third and two thirds of the patch (a few mm off
+    # with the 15 mm of parallax)
+    wins = cols.take(col_wins, axis=1)  # (S, 3, longest window)
+    top = wins.max(axis=2)
+    base = _median_rows(wins[:, 0, :n_inner]) + 1.0
+    ends = rows.take(row_wins, axis=1).max(axis=2)  # the first and last three rows' greatest
+    edge_long = (ends[:, 0] + ends[:, 1]) / (_median_rows(rows) + 1.0)
+    # each third's mean Lab colour, from exact integer sums of the 8-bit values (each column's by
+    # cv2.reduce over the patches side by side: half NumPy's time)
+    side = np.ascontiguousarray(labs.reshape(S, h, w * 3).transpose(1, 0, 2)).reshape(h, -1)
+    colsum = cv2.reduce(side, 0, cv2.REDUCE_SUM, dtype=cv2.CV_32S).reshape(S, w, 3)
+    if w >= 3:
+        sums = np.add.reduceat(colsum, starts, axis=1)
+    else:
+        sums = np.stack([colsum[:, k * w // 3:(k + 1) * w // 3].sum(axis=1) for k in range(3)], axis=1)
+    means = sums / px * LAB_SCALE - LAB_SHIFT
+    pairs = means[:, _THIRD_PAIRS]  # (S, 2, 3, 3): thirds 0, 0, 1 against 2, 1, 2
+    d = pairs[:, 0] - pairs[:, 1]
+    norms = np.sqrt(np.add.reduce(d * d, axis=2))  # (_norm1 of each pair)
+    spread = norms[:, 0] + norms[:, 1]
+    spread += norms[:, 2]
     # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
     # (squared Lab distance to it per 8-bit value and channel, looked up; a distance under d is a
     # squared distance under the least float32 whose square root is d)
-    sq, below10, below20 = _tray_distance_table(tuple(float(v) for v in cfg["color"]["tray_ref_bgr"]))
-    v8 = labs.reshape(S, -1, 3)
-    dE2 = np.take(sq[0], v8[..., 0]) + np.take(sq[1], v8[..., 1]) + np.take(sq[2], v8[..., 2])
-    a = v8[..., 1] - np.float32(128.0)
-    b = v8[..., 2] - np.float32(128.0)
+    sq, below = _tray_distance_table(tuple(float(v) for v in cfg["color"]["tray_ref_bgr"]))
+    flat = planes.reshape(3, S * h, w)
+    dE2 = cv2.LUT(flat[0], sq[0])
+    dE2 += cv2.LUT(flat[1], sq[1])
+    dE2 += cv2.LUT(flat[2], sq[2])
+    near = (dE2.reshape(1, S, h * w) < below).view(np.uint8).reshape(2 * S, -1)  # under 10, under 20
+    tray = (cv2.reduce(near, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S) / (h * w)).reshape(2, S)
+    # a and b, a patch's channel to a row (the rows _std1 takes one by one)
+    spread_ab = (_std1(np.subtract(planes[1:], np.float32(128.0)).reshape(2 * S, -1)) / 50).reshape(2, S)
+    steps = g[:, :, 1:-1].reshape(2 * S, -1)  # (each patch's steps in a row of its own: _mean1's sums)
+    step_means = (np.add.reduce(steps, axis=1) / steps.shape[1] / 50).reshape(2, S)
     return np.column_stack([
-        seam_across, thirds.min(axis=1) / base, thirds.max(axis=1) / base, edge_long, spread / 100,
-        _std1(a) / 50, _std1(b) / 50,
-        _mean1(gx.reshape(S, -1)) / 50, _mean1(gy.reshape(S, -1)) / 50,
-        _mean1(dE2 < below10), _mean1(dE2 < below20), color_f,
+        top[:, 0] / base, np.minimum(top[:, 1], top[:, 2]) / base, np.maximum(top[:, 1], top[:, 2]) / base,
+        edge_long, spread / 100, spread_ab.T, step_means.T, tray.T, color_f,
     ]).astype(np.float32)
 
 
-_TRAY_TABLES: dict = {}
+_THIRD_PAIRS = np.array([[0, 0, 1], [2, 1, 2]])
 
 
-def _tray_distance_table(tray_bgr: tuple[float, ...]) -> tuple[np.ndarray, np.float32, np.float32]:
+@functools.lru_cache(maxsize=256)
+def _tray_distance_table(tray_bgr: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Per channel and 8-bit Lab value, the squared float Lab distance to the tray's colour
-    (3, 256), and the float32 squared distances whose square roots are first 10 and 20 (so
-    sqrt(s) < d exactly when s < those). Made once per tray colour."""
-    got = _TRAY_TABLES.get(tray_bgr)
-    if got is None:
-        tray_lab = _lab_float(lab8(np.array([[tray_bgr]], dtype=np.float32)).reshape(3))
-        sq = _lab_float(np.arange(256, dtype=np.uint8)[:, None]) - tray_lab
-        sq *= sq
-        sq = np.ascontiguousarray(sq.T)  # (3, 256): each channel's table contiguous
-        sq.flags.writeable = False
-        got = _TRAY_TABLES[tray_bgr] = (sq, _least_with_root(10.0), _least_with_root(20.0))
-    return got
+    (3, 256), and (2, 1, 1) the float32 squared distances whose square roots are first 10 and
+    20 (so sqrt(s) < d exactly when s < those). Made once per tray colour."""
+    tray_lab = _lab_float(lab8(np.array([[tray_bgr]], dtype=np.float32)).reshape(3))
+    sq = _lab_float(np.arange(256, dtype=np.uint8)[:, None]) - tray_lab
+    sq *= sq
+    sq = np.ascontiguousarray(sq.T)  # (3, 256): each channel's table contiguous
+    below = np.array([_least_with_root(10.0), _least_with_root(20.0)], np.float32).reshape(2, 1, 1)
+    sq.flags.writeable = False
+    below.flags.writeable = False
+    return sq, below
 
 
 def _least_with_root(d: float) -> np.float32:
