@@ -183,12 +183,37 @@ def median_along(x: np.ndarray, axis: int = -1) -> np.ndarray:
     values (or the middle one), as np.median takes it, without its per-call overhead."""
     n = x.shape[axis]
     lo, hi = (n - 1) // 2, n // 2
+    if x.ndim == 1 and n >= 4096:
+        got = _middle_of_long(x, lo, hi)
+        if got is not None:
+            return got
+    part = x.copy(order="K")  # (np.partition's own copy, then its in-place method: no wrapper)
     if hi != lo and n >= 256:
         # one partition at the upper middle: the lower middle is the largest of the part below it
-        part = np.moveaxis(np.partition(x, hi, axis=axis), axis, -1)
-        return (np.maximum.reduce(part[..., :hi], axis=-1) + part[..., hi]) / 2
-    part = np.partition(x, (lo, hi) if hi != lo else lo, axis=axis)
-    return (np.take(part, lo, axis=axis) + np.take(part, hi, axis=axis)) / 2
+        part.partition(hi, axis=axis)
+        below = (slice(None),) * (axis % x.ndim) + (slice(0, hi),)
+        return (np.maximum.reduce(part[below], axis=axis) + part.take(hi, axis=axis)) / 2
+    part.partition((lo, hi) if hi != lo else lo, axis=axis)
+    return (part.take(lo, axis=axis) + part.take(hi, axis=axis)) / 2
+
+
+def _middle_of_long(x: np.ndarray, lo: int, hi: int):
+    """(x[lo] + x[hi]) / 2 of x sorted (1-D, long), from a partition of only the values between
+    two bounds that a sample of 1 in 32 puts either side of the middle (some 12% of them): half
+    the time of partitioning them all. None when the middle ranks are not between them (the
+    sample misled)."""
+    sample = x[::32].copy()
+    m = len(sample)
+    k0, k1 = int(m * 0.44), int(m * 0.56)
+    sample.partition((k0, k1))
+    a, b = sample[k0], sample[k1]
+    under = np.count_nonzero(x < a)
+    mid = x.compress((x >= a) & (x <= b))  # (compress: three times faster than a boolean index)
+    if not under <= lo <= hi < under + len(mid):
+        return None
+    lo, hi = lo - under, hi - under
+    mid.partition((lo, hi) if hi != lo else lo)
+    return (mid[lo] + mid[hi]) / 2
 
 
 def percentile_along(x: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
@@ -206,9 +231,10 @@ def percentile_along(x: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
         lo = math.floor(v)
         hi = lo + 1
         t = v - lo
-    part = np.partition(x, (lo, hi) if hi != lo else lo, axis=axis)
-    a = np.take(part, lo, axis=axis)
-    b = np.take(part, hi, axis=axis)
+    part = x.copy(order="K")
+    part.partition((lo, hi) if hi != lo else lo, axis=axis)
+    a = part.take(lo, axis=axis)
+    b = part.take(hi, axis=axis)
     d = b - a
     return b - d * (1 - t) if t >= 0.5 else a + d * t
 
