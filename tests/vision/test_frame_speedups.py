@@ -391,3 +391,58 @@ def test_a_steady_heap_keeps_the_frames_memory_and_changes_no_value():
     else:  # the Pi's and the CI's C library: both settings taken
         assert steady_heap() is True
     assert np.array_equal(cv2.cvtColor(a, cv2.COLOR_BGR2GRAY), before)
+
+
+def _colour_in_formulas(labs):
+    """color_features' features computed plainly, per patch, on the float Lab image."""
+    from vision import patch_features as pf
+
+    S, ph, pw, _ = labs.shape
+    frame = np.ones((ph, pw), bool)
+    frame[ph // 5: ph - ph // 5, pw // 5: pw - pw // 5] = False
+    rows = []
+    for v8 in labs.reshape(S, -1, 3):
+        lab = v8 * pf.LAB_SCALE - pf.LAB_SHIFT
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        hue = np.floor((np.arctan2(lab[:, 2], lab[:, 1]) + np.pi) / (2 * np.pi) * 12).astype(np.int64) % 12
+        coloured = chroma > 18
+        use = coloured if coloured.sum() > 10 else np.ones_like(coloured)
+        norm = np.array([100, 128, 128])
+        # (a patch too small for a frame: medians_u8's median of nothing, the 8-bit middle 128)
+        meds = [np.median(lab[m].astype(np.float64), axis=0) / norm if m.any() else (128 * pf.LAB_SCALE - pf.LAB_SHIFT) / norm
+                for m in (np.ones_like(use), use, frame.reshape(-1))]
+        hist = np.array([chroma[coloured & (hue == k)].astype(np.float64).sum() for k in range(12)]) / (chroma.sum() + 1e-6)
+        L = lab[:, 0]
+        rows.append(np.concatenate(meds + [hist, [coloured.mean(), (L < 25).mean(), ((L > 75) & (chroma < 15)).mean(),
+                                                  chroma.mean() / 100, L.std() / 100]]))
+    return np.array(rows)
+
+
+def test_colour_features_from_one_histogram_are_the_per_pixel_formulas():
+    from vision import patch_features as pf
+
+    rng = np.random.default_rng(19)
+    patches = [rng.integers(0, 256, (31, 94, 3)).astype(np.uint8) for _ in range(4)]
+    patches[1][:, :50] = (30, 40, 200)  # half a red block
+    grey = rng.integers(60, 200, (31, 94, 1)).astype(np.uint8)
+    patches[2] = np.repeat(grey, 3, axis=2)
+    patches[2][3, :8] = (30, 40, 200)  # 8 coloured pixels: too few, the whole patch's median
+    patches[3] = cv2.GaussianBlur(patches[3], (15, 15), 5)
+    for labs in (pf.patch_labs(patches, np.array([1.1, 0.95, 1.0], np.float32)),
+                 pf.patch_labs([rng.integers(0, 256, (4, 4, 3)).astype(np.uint8)] * 2, np.ones(3, np.float32)),  # no frame
+                 pf.patch_labs(patches * 4, np.ones(3, np.float32))):  # more patches than the histogram's rows take at once
+        got = pf.color_features(labs)
+        want = _colour_in_formulas(labs)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_a_long_median_is_numpys_when_its_sample_misleads_too():
+    from vision.patch_features import median_along
+
+    rng = np.random.default_rng(20)
+    x = rng.uniform(0, 10, 20000).astype(np.float32)
+    x[::32] = 1000.0  # every value the sample takes lies above the middle
+    assert np.array_equal(median_along(x), np.median(x))
+    x[::32] = rng.uniform(4.9, 5.1, len(x[::32]))  # and here all round it
+    assert np.array_equal(median_along(x), np.median(x))
