@@ -516,9 +516,9 @@ def glyph_features_turned(cfg: Mapping, crop_bgr: np.ndarray,
     """glyph_features of the crop as laid and turned 180 degrees (the pair the reader scores).
     Whiteness is a per-pixel function, so the turned crop's is the whiteness turned; the blur
     and what follows run on each (OpenCV's blur of a turned image is not its blur turned, to
-    the last bit)."""
+    the last bit). Both HOGs come from one call on the two side by side (`_whiteness_hogs`)."""
     w = _whiteness(crop_bgr, gains)
-    return _whiteness_hog(cfg, w), _whiteness_hog(cfg, np.ascontiguousarray(w[::-1, ::-1]))
+    return _whiteness_hogs(cfg, w, cv2.flip(w, -1))
 
 
 def _whiteness(crop_bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
@@ -574,6 +574,30 @@ def _whiteness_hog(cfg: Mapping, w: np.ndarray) -> np.ndarray:
     u8 = cv2.normalize(w, None, 0, 255, cv2.NORM_MINMAX, cv2.CV_8U)
     hog = _hog(size, int(gc["cell"]), int(gc.get("bins", 9)), bool(gc.get("signed", False)))
     return hog.compute(u8).reshape(-1).astype(np.float32)
+
+
+def _whiteness_hogs(cfg: Mapping, w: np.ndarray, w2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_whiteness_hog of two crops' whiteness, the HOGs in one call: the two 8-bit images lie
+    side by side, each with the column its reflected border gives the gradient at its inner
+    edge, so each window's descriptor is the crop's own to the last bit (one HOG call costs
+    about 13 us, mostly its set-up; two windows in one, about 22)."""
+    gc = cfg["glyph"]
+    size = (int(gc["width"]), int(gc["height"]))
+    h, wd = w.shape
+    if (wd, h) != size or w2.shape != w.shape:
+        return _whiteness_hog(cfg, w), _whiteness_hog(cfg, w2)
+    blur = float(gc.get("blur_px", 0.0))
+    if blur > 0:
+        w, w2 = cv2.GaussianBlur(w, (0, 0), blur), cv2.GaussianBlur(w2, (0, 0), blur)
+    u8 = np.empty((h, 2 * wd + 2), np.uint8)
+    cv2.normalize(w, u8[:, :wd], 0, 255, cv2.NORM_MINMAX, cv2.CV_8U)
+    cv2.normalize(w2, u8[:, wd + 2:], 0, 255, cv2.NORM_MINMAX, cv2.CV_8U)
+    u8[:, wd] = u8[:, wd - 2]  # (the first one's reflect-101 border on its right, the second's on its left)
+    u8[:, wd + 1] = u8[:, wd + 3]
+    cell = int(gc["cell"])
+    hog = _hog(size, cell, int(gc.get("bins", 9)), bool(gc.get("signed", False)))
+    both = hog.compute(u8, (cell, cell), (0, 0), ((0, 0), (wd + 2, 0))).reshape(2, -1)
+    return both[0], both[1]
 
 
 def expected_tray(bg, reg: Registration, uv: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
