@@ -642,42 +642,21 @@ def not_tray_colours(th: Mapping, px: np.ndarray, refs: Sequence[np.ndarray]) ->
     """not_tray_colour of the same pixels against each reference (each broadcasting against px),
     the pixels' own terms worked out once."""
     px = px + 1.0
-    s_px = _channel_sum(px)
+    s_px = px[..., 0] + px[..., 1] + px[..., 2]
     q_px = px / s_px[..., None]
     out = []
     for ref in refs:
         ref = ref + 1.0
         s_ref = ref[..., 0] + ref[..., 1] + ref[..., 2]
-        dist = _channel_sum(_absdiff(q_px, ref / s_ref[..., None]))
+        d = q_px - ref / s_ref[..., None]
+        np.abs(d, out=d)
+        dist = d[..., 0] + d[..., 1] + d[..., 2]
         ratio = s_px / s_ref
         chroma = float(th["chroma"])
         if "shadow_below" in th:
             chroma = np.where(ratio < float(th["shadow_below"]), float(th["shadow_chroma"]), chroma)
         out.append((dist > chroma) | (ratio < float(th["dark"])) | (ratio > float(th["bright"])))
     return out
-
-
-_ONES3 = np.ones((1, 3), np.float32)
-
-
-def _channel_sum(x: np.ndarray) -> np.ndarray:
-    """x[..., 0] + x[..., 1] + x[..., 2], summed in that order. Of float32: one OpenCV transform
-    with weights of 1 (each sum rounded as NumPy's), where NumPy makes two strided passes."""
-    if x.dtype != np.float32:
-        return x[..., 0] + x[..., 1] + x[..., 2]
-    return cv2.transform(x.reshape(-1, 1, 3), _ONES3).reshape(x.shape[:-1])
-
-
-def _absdiff(q: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """|q - r| of colours q (..., 3) and r (..., 3) or (3,). Of float32: one cv2.absdiff (a
-    single colour as its scalar: NumPy's broadcast of three values runs three at a time)."""
-    if q.dtype == np.float32 and r.dtype == np.float32:
-        if r.shape == (3,):
-            return cv2.absdiff(q.reshape(-1, 1, 3), (float(r[0]), float(r[1]), float(r[2]), 0.0)).reshape(q.shape)
-        if r.shape == q.shape:
-            return cv2.absdiff(q.reshape(-1, 1, 3), r.reshape(-1, 1, 3)).reshape(q.shape)
-    d = q - r
-    return np.abs(d, out=d)
 
 
 def foreground(th: Mapping, img: np.ndarray, tray_bgr: np.ndarray, uv: np.ndarray) -> np.ndarray:
