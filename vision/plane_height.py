@@ -567,7 +567,7 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     if within is None:
         return _colour_checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains)
     # best edge fit first; a candidate is checked while it could still reach `within` of the best checked
-    order = np.argsort(-sc, kind="stable")
+    order = (-sc).argsort(kind="stable")
     full = np.full(Z, -np.inf)
     todo = order[:4]
     while len(todo):
@@ -669,11 +669,13 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     px = np.take(pv.img.reshape(-1, 3), flat[:, 0], axis=0, mode="clip").astype(np.float32)
     # the bare tray's colour at each probe (refs[0]) and the table's colour (refs[1])
     table = None if pv.table_bgr is None else np.asarray(pv.table_bgr)
-    two = table is not None and table.dtype == np.float32
+    two = table is not None and table.dtype == np.float32 and Z <= 16  # (many: the table's terms once)
     refs = np.empty((2 if two else 1, Z, M, 3), np.float32)
-    refs[0] = np.asarray(tray_bgr, np.float32)
+    tray = np.asarray(tray_bgr, np.float32)
     on_tray = None
-    if bg is not None:
+    if bg is None:
+        refs[0] = tray
+    else:
         # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
         # photos showed it, and a table need not look the same in play (a tall face seen from aside
         # hangs out over it)
@@ -682,8 +684,10 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
         on_tray &= m[:, 1]
         on_tray &= on_sheet
         g = gains if gains is not None else np.ones(3, np.float32)
-        np.divide(np.take(bg.bgr.reshape(-1, 3), fb, axis=0, mode="clip"), np.asarray(g, np.float32), out=refs[0],
-                  where=on_tray[..., None])
+        # (the model everywhere, then the tray's colour where it does not hold: a third under
+        # np.divide's where=, whose masked loop is slow)
+        np.divide(bg.bgr.reshape(-1, 3).take(fb, axis=0, mode="clip"), np.asarray(g, np.float32), out=refs[0])
+        np.copyto(refs[0], tray, where=~on_tray[..., None])
     th = cfg["silhouette"]
     hits = np.empty((Z, 4, M), bool)  # not tray, in the view, counted past the hidden sides, bare there
     fg = hits[:, 0]
@@ -710,10 +714,15 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
         np.greater(counted, fg, out=hits[:, 3])  # (counted and not fg)
     # per side (the band's 4, then the outside's 4) of each (the last two only past hidden sides)
     q = M // 8
-    per_side = np.add.reduce(hits[:, :4 if hidden else 2].reshape(Z, -1, 8, q), axis=3, dtype=np.float64)
+    used = hits[:, :4 if hidden else 2]
+    if q == 8:  # eight bools are eight bytes of 0 or 1: one uint64 whose set bits count the True
+        per_side = np.bitwise_count(used.view(np.uint64))  # (a twentieth of a reduction's time)
+    else:
+        per_side = np.add.reduce(used.reshape(Z, -1, 8, q), axis=3, dtype=np.int64)
     ww = float(ac.get("band_weakest_weight", 0.0))
     bf = float(ac["band_foreground"])
     if Z > 16:
+        per_side = per_side.astype(np.float64)
         band = _band_share(per_side[:, 0, :4], per_side[:, 1, :4], 4 * q, ww)
         sc = sc * np.minimum(np.maximum(band / bf, 0.0), 1.0)
         if hidden:
@@ -722,8 +731,8 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
             bare = np.where(kn > 0, kb[:, 1] / np.maximum(kn, 1), 1.0)
             sc = sc * np.minimum(np.maximum(bare / need, 0.0), 1.0)
         return sc
-    # a few candidates: the same arithmetic on Python floats (a NumPy call on a few values costs
-    # some twenty times one on a float)
+    # a few candidates: the same arithmetic on Python numbers (a NumPy call on a few values costs
+    # some twenty times one on a float; the counts are ints, whose true division is the floats')
     out = []
     for s, (hit, seen, cnt, bare) in zip(sc.tolist(), per_side.tolist() if hidden else
                                           [(*c, None, None) for c in per_side.tolist()]):
@@ -1007,28 +1016,27 @@ def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, a
     scoring within alpha of the best and shows the face largest, i.e. the highest such peak (the
     tower's base and lower levels show outline edges too); else the best."""
     best = float(sc.max())
-    keep = [j for j in _local_peaks(sc, block) if sc[j] >= alpha * best]
-    if not keep:
-        return int(np.argmax(sc))
-    keep = np.array(keep)
-    return int(keep[np.argmax(scale[keep])])
+    keep = _local_peaks(sc, block)
+    keep = keep[sc[keep] >= alpha * best]  # (in order, as one by one)
+    if not len(keep):
+        return int(sc.argmax())
+    return int(keep[scale[keep].argmax()])
 
 
 def _local_peaks(sc: np.ndarray, block: np.ndarray) -> np.ndarray:
     """The candidates that score at least as high as their neighbours within their run (one run
     of rising heights per camera, `block` its label), in order."""
-    cut = (np.flatnonzero(np.diff(block) != 0) + 1).tolist()
-    out = []
-    for a, b in zip([0] + cut, cut + [len(sc)]):
-        s = sc[a:b]
-        if not len(s):
-            continue
-        left, right = np.empty(len(s)), np.empty(len(s))  # each one's neighbours (-inf past the run's ends)
-        left[0] = right[-1] = -np.inf
-        left[1:] = s[:-1]
-        right[:-1] = s[1:]
-        out.extend((a + np.flatnonzero((s >= left) & (s >= right))).tolist())
-    return np.array(out, dtype=int)
+    n = len(sc)
+    if not n:
+        return np.zeros(0, dtype=int)
+    left, right = np.empty(n), np.empty(n)  # each one's neighbours (-inf past its run's ends)
+    left[0] = right[-1] = -np.inf
+    left[1:] = sc[:-1]
+    right[:-1] = sc[1:]
+    cut = np.flatnonzero(np.asarray(block)[1:] != np.asarray(block)[:-1]) + 1  # (all the runs at once)
+    left[cut] = -np.inf
+    right[cut - 1] = -np.inf
+    return np.flatnonzero((sc >= left) & (sc >= right))
 
 
 def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1118,25 +1126,23 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     def best(facs: list[float], scale: float, offs: np.ndarray) -> tuple[float, float]:
         """The best (factor, height) among the factors, each at the heights that show the face at
         `scale` on the tray plane for its camera centre, plus offs."""
-        fs, zs, nadirs, czs = [], [], [], []
-        for fac in facs:
-            C = centre(fac)
-            zc = float(C[2]) * (1 - 1 / scale) + offs
-            zc = zc[(zc > 0) & (zc < float(C[2]) * zmax_frac)]
-            fs += [fac] * len(zc)
-            zs.append(zc)
-            nadirs.append(np.repeat(np.asarray(C[:2])[None], len(zc), axis=0))
-            czs.append(np.full(len(zc), float(C[2])))
-        zs_all = np.concatenate(zs)
+        # all the factors at once (one row each), the same arithmetic as one by one
+        C = np.array([centre(fac) for fac in facs])
+        zc = C[:, 2:] * (1 - 1 / scale) + offs
+        keep = zc > 0
+        keep &= zc < C[:, 2:] * zmax_frac
+        row = keep.nonzero()[0]
+        zs_all = zc[keep]
         sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,
-                           np.concatenate(nadirs), np.concatenate(czs), within=1.0)
-        i = int(np.argmax(sc))
-        return fs[i], float(zs_all[i])
+                           C[row, :2], C[row, 2], within=1.0)
+        i = int(sc.argmax())
+        return facs[int(row[i])], float(zs_all[i])
 
     # coarse: every factor, heights round the one showing the face as large as found, 2 fine steps apart
     fac, zb = best(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step))
     # fine: the best factor and its neighbours half a factor step away, heights round the best
-    d = float(np.min(np.diff(sorted(factors)))) / 2 if len(factors) > 1 else 0.0
+    fs = sorted(factors)
+    d = min(b - a for a, b in zip(fs, fs[1:])) / 2 if len(factors) > 1 else 0.0
     cz = float(centre(fac)[2])
     fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
                    np.arange(-2 * step, 2 * step + 1e-6, step))
@@ -1175,30 +1181,25 @@ def focal_alternatives(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple
     win, fine = float(ac.get("alt_z_window_mm", ac["focal_z_window_mm"])), float(ac["fine_step_mm"])
     offs = np.arange(-win, win + 1e-6, fine)
     facs = np.arange(min(factors), max(factors) + 1e-6, step)
-    fs, zs, nadirs, czs, poses = [], [], [], [], []
-    for j, fac in enumerate(facs):
-        C, (K, R, t) = _pose_centre(cs.pv, reg.H, f0 * fac, w, h)
-        zc = float(C[2]) * (1 - 1 / k) + offs
-        zc = zc[(zc > 0) & (zc < float(C[2]) * float(ac["max_camera_fraction"]))]
-        poses.append((C, (K, R, t)))
-        fs.append(np.full(len(zc), j))
-        zs.append(zc)
-        nadirs.append(np.broadcast_to(C[:2], (len(zc), 2)))
-        czs.append(np.full(len(zc), float(C[2])))
-    fs_a, zs_a = np.concatenate(fs), np.concatenate(zs)
+    centres = [_pose_centre(cs.pv, reg.H, f0 * fac, w, h) for fac in facs]
+    # every factor's heights at once (one row each), the same arithmetic as one by one
+    Cs = np.array([cp[0] for cp in centres])
+    zc = Cs[:, 2:] * (1 - 1 / k) + offs
+    keep = zc > 0
+    keep &= zc < Cs[:, 2:] * float(ac["max_camera_fraction"])
+    fs_a = keep.nonzero()[0]
+    zs_a = zc[keep]
     # one call (scores are scaled by their best over the candidates); only those within
     # align.alt_within of the best are worth their colour checks
-    sc = height_scores(cfg, tray, cs.pv, cs.pr, zs_a, tray_bgr, bg, gains, np.concatenate(nadirs),
-                       np.concatenate(czs), within=float(ac.get("alt_within", 0.5)))
-    best_sc = np.full(len(facs), -np.inf)
-    best_z = np.full(len(facs), np.nan)
-    for j in range(len(facs)):
-        m = np.flatnonzero(fs_a == j)
-        if len(m) and np.isfinite(sc[m]).any():
-            i = m[int(np.argmax(sc[m]))]
-            best_sc[j], best_z[j] = sc[i], zs_a[i]
-    centres = poses
-    s = np.array(best_sc)
+    sc = height_scores(cfg, tray, cs.pv, cs.pr, zs_a, tray_bgr, bg, gains, Cs[fs_a, :2], Cs[fs_a, 2],
+                       within=float(ac.get("alt_within", 0.5)))
+    # each factor's best (its first, as argmax; none where no score is finite)
+    best_sc = [-math.inf] * len(facs)
+    best_z = [math.nan] * len(facs)
+    for j, v, z in zip(fs_a.tolist(), sc.tolist(), zs_a.tolist()):
+        if v > best_sc[j]:
+            best_sc[j], best_z[j] = v, z
+    s, best_z = np.array(best_sc), np.array(best_z)  # (the heights given back: NumPy floats, as ever)
     peaks = _local_peaks(s, np.zeros(len(s), int))
     out = []
     for j in sorted((j for j in peaks if np.isfinite(s[j]) and s[j] > 0), key=lambda j: -s[j]):
