@@ -13,7 +13,7 @@ has the tray (or a hand) beside it, not more of the top face.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Mapping
 
@@ -45,6 +45,9 @@ class PlaneView:
     hidden: np.ndarray   # (4,) sides whose walls this camera cannot see (hidden_sides)
     sheet: np.ndarray | None = None  # (x0, y0, x1, y1) mm of the tray sheet, where "bare" means the tray
     table_bgr: np.ndarray | None = None  # the table's colour round the sheet in this frame (table_colour)
+    # the height scores' constants on this view (_step_plan, _colour_plan), made once: a frame
+    # scores four or more batches of candidates on one view
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def lift(self, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None = None,
              cam_zs: np.ndarray | None = None) -> np.ndarray:
@@ -134,49 +137,6 @@ class _Lift:
         inside &= rc == ri
         return _flat_index(rc, cc, w, channels, channel), inside
 
-    def index_bordered(self, grid: tuple, channels: int, channel: np.ndarray | None,
-                       layout: tuple[np.ndarray, ...]) -> np.ndarray:
-        """index(grid, channels, channel)'s flat indices of points with few distinct x and y
-        (layout: Probes.step_layout of these points), into the grid's values bordered by one pixel
-        (an (h + 2, w + 2, channels) array, PlaneView.steps), a point outside the grid landing on
-        that border: where the border holds 0 the values read need no mask for the points
-        outside (the masks and the masked write cost a fifth of a height score). A point's column
-        depends on its x alone and its row on its y, so both are worked out per distinct value
-        (the same arithmetic as index) and gathered."""
-        ri, ci = self._rows_and_columns(grid, layout)
-        h, w = grid[3:]
-        ix, iy = layout[1], layout[3]
-        np.clip(ri, -1, h, out=ri)
-        ri += 1
-        ri *= (w + 2) * channels
-        np.clip(ci, -1, w, out=ci)
-        ci += 1
-        ci *= channels
-        flat = np.take(ri, iy, axis=1)
-        flat += np.take(ci, ix, axis=1)
-        if channel is not None:
-            flat += channel
-        return flat
-
-    def _rows_and_columns(self, grid: tuple, layout: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """(Z, distinct y) rows and (Z, distinct x) columns of the grid (x0, y1, ppm, h, w) at
-        the layout's distinct values (int32; far off, the cast's INT_MIN)."""
-        x0, y1, ppm = grid[:3]
-        xs, ys = layout[0], layout[2]
-        k, n = self.k, self.n
-        if self.one:
-            c = np.multiply.outer(k, (xs - n[0]) * ppm)
-            c += (n[0] - x0) * ppm
-            r = np.multiply.outer(k, (n[1] - ys) * ppm)
-            r += (y1 - n[1]) * ppm
-        else:
-            kp = (k * ppm)[:, None]
-            c = (xs[None, :] - n[:, 0, None]) * kp
-            c += ((n[:, 0] - x0) * ppm)[:, None]
-            r = (n[:, 1, None] - ys[None, :]) * kp
-            r += ((y1 - n[:, 1]) * ppm)[:, None]
-        return np.rint(r, out=r).astype(np.int32), np.rint(c, out=c).astype(np.int32)
-
     def on_sheet(self) -> np.ndarray:
         """PlaneView.on_sheet of PlaneView.lift's points."""
         pv = self.pv
@@ -194,6 +154,134 @@ class _Lift:
             y = n[:, 1, None] - pr
         x0, y0, x1, y1 = pv.sheet
         return (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+
+
+def _view_memo(pv: PlaneView, key, inputs: tuple, make):
+    """make() once per view for the same inputs (the very objects), as made before."""
+    got = pv.memo.get(key)
+    if got is not None and all(a is b for a, b in zip(got[0], inputs)):
+        return got[1]
+    val = make()
+    pv.memo[key] = (inputs, val)  # (holding the inputs: no other object can take their ids meanwhile)
+    return val
+
+
+def _entries(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A lifting table's entries (_table) for points with the distinct xs and ys: the xs then
+    the ys negated, and which coordinate each entry is (0: x, 1: y)."""
+    return (np.concatenate([xs, -ys]),
+            np.concatenate([np.zeros(len(xs), np.intp), np.ones(len(ys), np.intp)]))
+
+
+@dataclass(frozen=True)
+class _Table:
+    """Points of a plane lifted onto tray-plane grids, as one table per batch of candidates: a
+    point's column depends on its x alone and its row on its y, so the table holds the distinct
+    x (pixel coordinates along x) and the distinct y (along y, flipped), each what _Lift works
+    out for it, and a point's values are gathered from its x's entry and its y's. For grid g,
+    entry j, a candidate of scale k: k u[g, j] + off[g, j] for the view's camera centre; for a
+    centre n of its own, (a[j] - n'[j]) k ppm[g] + (n'[j] - b[g, j]) ppm[g], with n' = n_x at
+    the x entries and -n_y at the y ones (the y entries are worked out negated, a and b
+    too: -(p - q) is q - p exactly)."""
+
+    u: np.ndarray      # (G, D) the view's centre: (a - n') ppm
+    off: np.ndarray    # (G, D) the view's centre: (n' - b) ppm
+    a: np.ndarray      # (D,) the distinct x, then the distinct y negated
+    b: np.ndarray      # (G, D) each grid's x0 at the x entries, -y1 at the y ones
+    ppm: np.ndarray    # (G, 1) each grid's pixels per mm
+    ny: np.ndarray     # (D,) 0 at the x entries, 1 at the y ones
+
+
+_FLIP_Y = np.array([1.0, -1.0])
+
+
+def _table(pv: PlaneView, a: np.ndarray, ny: np.ndarray, grids: list[tuple]) -> _Table:
+    """A _Table's constants on this view for the entries (a, ny) (_entries) and grids (x0, y1,
+    ppm); a sheet test is a grid at one pixel per mm whose x0 and y1 are 0."""
+    n = (pv.nadir * _FLIP_Y).take(ny)
+    ppm = np.array([[float(g[2])] for g in grids])
+    b = np.array([[float(g[0]), -float(g[1])] for g in grids]).take(ny, axis=1)
+    u = a - n
+    u = u * ppm
+    off = n - b
+    off *= ppm
+    return _Table(u, off, a, b, ppm, ny)
+
+
+def _table_values(t: _Table, k: np.ndarray, nadirs: np.ndarray | None) -> np.ndarray:
+    """(Z, G, D) pixel coordinates (not rounded) of the table's entries for candidates of scale k
+    (per candidate centres `nadirs`, (Z, 2), when given)."""
+    if nadirs is None:
+        v = np.multiply.outer(k, t.u)
+        v += t.off
+        return v
+    n = (nadirs * _FLIP_Y).take(t.ny, axis=1)[:, None, :]  # (Z, 1, D)
+    v = (t.a - n) * np.multiply.outer(k, t.ppm)  # (Z, G, D): k ppm (Z, G, 1)
+    n = n - t.b
+    n *= t.ppm
+    v += n
+    return v
+
+
+@dataclass(frozen=True)
+class _StepPlan:
+    """PlaneView.steps' flat indices of the step probes on one view (height_scores), from a
+    _Table of one entry per distinct x and channel and one per distinct y: each entry rounded,
+    clipped onto the border (a point outside the view reads its 0, with no mask to apply) and
+    times its stride, plus its channel, is its part of a probe's index. Kept transposed (one row
+    per entry): the gather of the probes' parts then takes whole rows, a quarter of the time of
+    taking columns."""
+
+    u: np.ndarray      # (D,) _Table's, transposed
+    off: np.ndarray    # (D, 1)
+    a: np.ndarray      # (D, 1)
+    b: np.ndarray      # (D, 1)
+    ppm: float
+    ny: np.ndarray     # (D,)
+    top: np.ndarray    # (D, 1) int32: w at the x entries, h at the y ones (clipped into -1..top)
+    mul: np.ndarray    # (D, 1) int32: a column's stride (channels), a row's ((w + 2) channels)
+    add: np.ndarray    # (D, 1) int32: the border's pixel, plus an x entry's channel
+    at: np.ndarray     # (2 P,) each probe's x entry, then each probe's y entry
+
+
+def _step_plan(pv: PlaneView, pr: Probes) -> _StepPlan:
+    """_StepPlan of the view and probes (made once per view)."""
+    def make() -> _StepPlan:
+        a, ny, channel, at = pr.step_entries
+        t = _table(pv, a, ny, [(pv.x0, pv.y1, pv.ppm)])
+        h, w = pv.img.shape[:2]
+        ch = pv.steps.shape[2]
+        top = np.array([w, h], np.int32).take(ny)[:, None]
+        mul = np.array([ch, (w + 2) * ch], np.int32).take(ny)[:, None]
+        return _StepPlan(t.u[0], t.off.T, a[:, None], t.b.T, float(pv.ppm), ny, top, mul, mul + channel, at)
+    return _view_memo(pv, "steps", (pr,), make)
+
+
+def _step_indices(plan: _StepPlan, k: np.ndarray, nadirs: np.ndarray | None) -> np.ndarray:
+    """(Z, P) flat indices into PlaneView.steps (bordered by one pixel) of the step probes for
+    candidates of scale k (per candidate centres `nadirs` when given): _Lift.index's pixels,
+    clipped onto the border instead of into the view."""
+    if nadirs is None:
+        v = np.multiply.outer(plan.u, k)
+        v += plan.off
+    else:
+        n = (nadirs * _FLIP_Y).T.take(plan.ny, axis=0)  # (D, Z)
+        v = plan.a - n
+        v *= k * plan.ppm
+        n -= plan.b
+        n *= plan.ppm
+        v += n
+    np.rint(v, out=v)
+    t = v.astype(np.int32)  # (far off, the cast's INT_MIN: clipped onto the border)
+    np.minimum(t, plan.top, out=t)  # (np.clip with array bounds: twice the time)
+    np.maximum(t, -1, out=t)
+    t *= plan.mul
+    t += plan.add
+    both = t.take(plan.at, axis=0)
+    p = len(plan.at) // 2
+    out = np.empty((len(k), p), np.int32)
+    np.add(both[:p], both[p:], out=out.T)
+    return out
 
 
 def _flat_index(r: np.ndarray, c: np.ndarray, w: int, channels: int, channel: np.ndarray | None) -> np.ndarray:
@@ -335,6 +423,14 @@ def _seen_box(reg: Registration, shape: tuple) -> np.ndarray:
     h, w = shape[:2]
     corners = np.array([[0, 0, 1], [w, 0, 1], [w, h, 1], [0, h, 1]], dtype=np.float64)
     p = corners @ h_inverse(reg).T
+    (x0, y0, w0), (x1, y1, w1), (x2, y2, w2), (x3, y3, w3) = p.tolist()
+    total = w0 + w1 + w2 + w3  # (the sign of the weights' mean, as NumPy sums them)
+    if math.isfinite(total):  # (the four corners on Python floats: the same IEEE arithmetic)
+        sign = (total > 0) - (total < 0)
+        if min(w0 * sign, w1 * sign, w2 * sign, w3 * sign) <= 1e-9:
+            return np.array([-np.inf, -np.inf, np.inf, np.inf])
+        xs, ys = (x0 / w0, x1 / w1, x2 / w2, x3 / w3), (y0 / w0, y1 / w1, y2 / w2, y3 / w3)
+        return np.array([min(xs), min(ys), max(xs), max(ys)])
     if np.any(p[:, 2] * np.sign(p[:, 2].mean()) <= 1e-9):
         return np.array([-np.inf, -np.inf, np.inf, np.inf])
     xy = p[:, :2] / p[:, 2:]
@@ -374,18 +470,32 @@ class Probes:
     pattern_off: np.ndarray | None = None  # (P,)
 
     @cached_property
-    def step_layout(self) -> tuple[np.ndarray, ...]:
-        """The step probes' distinct x and y (a few dozen of some four hundred: they lie on lines
-        along x and y) and where each probe's are among them: (xs, which x, ys, which y)."""
+    def step_entries(self) -> tuple[np.ndarray, ...]:
+        """The step probes as a lifting table's entries (_table): one per distinct x and channel,
+        then one per distinct y, as (a, ny) of _entries, each x entry's channel ((D, 1) int32, 0
+        at the y entries) and (2 P,) each probe's x entry, then each probe's y entry."""
         pts = np.asarray(self.pts[:self.n_steps], dtype=np.float64)
-        xs, ix = np.unique(pts[:, 0], return_inverse=True)
+        xc, ix = np.unique(np.column_stack([pts[:, 0], self.channel[:self.n_steps]]), axis=0, return_inverse=True)
         ys, iy = np.unique(pts[:, 1], return_inverse=True)
-        return xs, ix.reshape(-1), ys, iy.reshape(-1)
+        a, ny = _entries(xc[:, 0], ys)
+        channel = np.concatenate([xc[:, 1], np.zeros(len(ys))]).astype(np.int32)[:, None]
+        return a, ny, channel, np.concatenate([ix.reshape(-1), len(xc) + iy.reshape(-1)])
 
     @cached_property
-    def step_channel(self) -> np.ndarray:
-        """channel[:n_steps] as int32 (added to int32 indices)."""
-        return self.channel[:self.n_steps].astype(np.int32)
+    def colour_entries(self) -> tuple[np.ndarray, ...]:
+        """The colour probes (band, then outside) as a lifting table's entries (_table): (a, ny)
+        of _entries, (3, 2, M) each probe's x entry and y entry in a table of three grids
+        (flattened: (3 D,)), and (M,) each outside probe's side (-1 at the band's)."""
+        band, outside = self.parts["band"], self.parts["outside"]
+        pts = np.asarray(self.pts[band.start:outside.stop], dtype=np.float64)
+        nb = band.stop - band.start
+        assert len(pts) == 2 * nb and nb % 4 == 0, "as many outside probes as band probes, a quarter a side"
+        xs, ix = np.unique(pts[:, 0], return_inverse=True)
+        ys, iy = np.unique(pts[:, 1], return_inverse=True)
+        a, ny = _entries(xs, ys)
+        side = np.concatenate([np.full(nb, -1), np.repeat(np.arange(4), nb // 4)])
+        at = np.stack([ix.reshape(-1), len(xs) + iy.reshape(-1)])
+        return a, ny, at[None] + len(a) * np.arange(3)[:, None, None], side
 
 
 def make_probes(cfg: Mapping, tray: Tray) -> Probes:
@@ -432,18 +542,25 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     taken best edge fit first until no candidate left could reach it (most frames need one or
     two of some forty). The best and every candidate within `within` of it score as without."""
     ac = cfg["align"]
+    zs = np.asarray(zs, dtype=np.float64)
     Z = len(zs)
-    at = _Lift(pv, pr.pts[:pr.n_steps], zs, nadirs, cam_zs).index_bordered(  # (Z, n_steps) indices of the values read
-        (pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2]), 4, pr.step_channel, pr.step_layout)
-    # (np.take: a third faster than [at]; a probe outside the view reads the steps' zero border)
-    val = np.take(pv.steps.reshape(-1), at).astype(np.float32, copy=False)
+    cz = pv.cam_z if cam_zs is None else np.asarray(cam_zs, dtype=np.float64)
+    k = cz / (cz - zs)  # each candidate's scale on the tray plane (_Lift's)
+    if nadirs is not None:
+        nadirs = np.asarray(nadirs, dtype=np.float64)
+    # (take: a third faster than [at]; a probe outside the view reads the steps' zero border)
+    val = pv.steps.reshape(-1).take(_step_indices(_step_plan(pv, pr), k, nadirs)).astype(np.float32, copy=False)
     n = pr.n
     # means as sum / count (what np.mean computes, without its per-call overhead)
     sides = np.add.reduce(val[:, pr.parts["outline"]].reshape(Z, 4, n), axis=2) / n
     ref = val[:, pr.parts["reference"]]
     ref_v = np.add.reduce(ref, axis=1) / ref.shape[1]
     w2 = float(ac["second_weakest_weight"])
-    on_v = (1 - w2) * (np.add.reduce(sides, axis=1) / 4) + w2 * np.sort(sides, axis=1)[:, 1]
+    on_v = sides.copy()
+    on_v.sort(axis=1)  # (np.sort, without its wrapper)
+    on_v = on_v[:, 1]
+    if w2 != 1.0:  # (at 1, (1 - w2) mean + w2 second is the second, bit for bit)
+        on_v = (1 - w2) * (np.add.reduce(sides, axis=1) / 4) + w2 * on_v
     out = on_v / (ref_v + float(ac["reference_floor"]))
     sc = out / (float(np.maximum.reduce(out)) + 1e-9)  # (what .max() calls)
     w = float(ac["pattern_weight"])
@@ -451,21 +568,22 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         # both orientations' segment medians at once (the 5th and 6th of 10 values, as np.median
         # takes them), then every occupancy pattern's score
         seg = slice(pr.parts["segments_x"].start, pr.parts["segments_y"].stop)
-        k = pr.parts["segments_x"].stop - pr.parts["segments_x"].start
-        med = _middle_means(val[:, seg].reshape(Z, 20, k // 10)).reshape(Z, 2, 10)
-        pat = np.maximum.reduce(np.maximum.reduce(med @ pr.pattern_w + pr.pattern_off, axis=2), axis=1)
+        kk = pr.parts["segments_x"].stop - pr.parts["segments_x"].start
+        med = _middle_means(val[:, seg].reshape(Z, 20, kk // 10)).reshape(Z, 2, 10)
+        pat = np.maximum.reduce((med @ pr.pattern_w + pr.pattern_off).reshape(Z, -1), axis=1)
         sc = sc + w * np.maximum(pat, 0.0) / (float(np.maximum.reduce(pat)) + 1e-9)
     if tray_bgr is None:
         return sc
     if within is None:
-        return _colour_checked(cfg, pv, pr, zs, nadirs, cam_zs, sc, tray_bgr, bg, gains)
+        return _colour_checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains)
     # best edge fit first; a candidate is checked while it could still reach `within` of the best checked
-    order = np.argsort(-sc, kind="stable")
-    full = np.full(Z, -np.inf)
+    order = (-sc).argsort(kind="stable")
+    full = np.empty(Z)
+    full.fill(-np.inf)  # (np.full's wrapper: twice the time)
     todo = order[:4]
     while len(todo):
-        full[todo] = _colour_checked(cfg, pv, pr, zs[todo], None if nadirs is None else nadirs[todo],
-                                     None if cam_zs is None else cam_zs[todo], sc[todo], tray_bgr, bg, gains)
+        full[todo] = _colour_checked(cfg, pv, pr, k[todo], None if nadirs is None else nadirs[todo], sc[todo],
+                                     tray_bgr, bg, gains)
         rest = order[full[order] == -np.inf]  # (np.isneginf's test, without its wrapper)
         todo = rest[sc[rest] >= within * np.maximum.reduce(full)]
     return full
@@ -473,13 +591,21 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
 
 def _middle_means(a: np.ndarray) -> np.ndarray:
     """The mean of the two middle values along a's last axis (a few values), as np.median takes
-    them. Past some 1600 rows NumPy's partition at two places costs three times one place's
-    (numpy 2.4: 0.5 ms for 5500 rows of 10, the focal alternatives' candidates), so there the
-    upper middle is the least of the part above the lower one, taken slice by slice."""
+    them. Up to some 1600 rows each row sorted by cv2.sort is the fastest (a quarter under
+    NumPy's partition at two places); past that NumPy's partition at two places costs three
+    times one place's (numpy 2.4: 0.5 ms for 5500 rows of 10, the focal alternatives'
+    candidates) and cv2.sort more still, so there the upper middle is the least of the part
+    above the lower one, taken slice by slice."""
     n = a.shape[-1]
     lo, hi = (n - 1) // 2, n // 2
-    if hi == lo or a.size < 16000:
-        part = np.partition(a, (lo, hi) if hi != lo else lo, axis=-1)
+    if a.size < 16000:
+        if a.dtype == np.float32 and a.size:
+            part = cv2.sort(a.reshape(-1, n), cv2.SORT_EVERY_ROW | cv2.SORT_ASCENDING).reshape(a.shape)
+        else:
+            part = np.partition(a, (lo, hi) if hi != lo else lo, axis=-1)
+        return (part[..., lo] + part[..., hi]) / 2
+    if hi == lo:
+        part = np.partition(a, lo, axis=-1)
         return (part[..., lo] + part[..., hi]) / 2
     part = np.partition(a, lo, axis=-1)
     upper = part[..., hi].copy()
@@ -488,36 +614,145 @@ def _middle_means(a: np.ndarray) -> np.ndarray:
     return (part[..., lo] + upper) / 2
 
 
-def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nadirs: np.ndarray | None,
-                    cam_zs: np.ndarray | None, sc: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> np.ndarray:
-    """Edge-fit scores sc of candidates zs times the bare-tray checks: the view against the bare
-    tray expected at the same pixel, in the band inside the square and past its hidden sides."""
+@dataclass(frozen=True)
+class _ColourPlan:
+    """The colour probes (band, outside) on one view, for _colour_checked: their _Table over three
+    grids (the view, the tray model's, the sheet's at one pixel per mm), and what turns its
+    entries into each probe's pixels and masks (_Lift.index and _Lift.on_sheet's arithmetic)."""
+
+    table: _Table
+    size: np.ndarray     # (2, D) int32: each grid's w at the x entries, h at the y ones
+    stride: np.ndarray   # (2, D) int32: 1 at the x entries, the grid's w at the y ones
+    lo: np.ndarray | None  # (D,) the sheet's x0, then -y1 (the y entries are negated); None: no sheet
+    hi: np.ndarray | None  # (D,) its x1, then -y0
+    flat_at: np.ndarray  # (2, 2, M): of each grid, each probe's x entry and y entry
+    mask_at: np.ndarray  # (3, 2, M): the same of the masks (in the view, in the model's grid, on the sheet)
+    counted: np.ndarray  # (M,) the outside probes on the hidden sides
+
+
+def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
+    """_ColourPlan of the view, probes and tray model (made once per view)."""
+    def make() -> _ColourPlan:
+        a, ny, at, side = pr.colour_entries
+        h, w = pv.img.shape[:2]
+        grids = [(pv.x0, pv.y1, pv.ppm, w, h)]
+        grids.append(grids[0] if bg is None else (bg.x0, bg.y1, bg.ppm, bg.bgr.shape[1], bg.bgr.shape[0]))
+        t = _table(pv, a, ny, grids + [(0.0, 0.0, 1.0)])
+        size = np.array([g[3:] for g in grids], np.int32).take(ny, axis=1)
+        stride = np.array([(1, g[3]) for g in grids], np.int32).take(ny, axis=1)
+        lo = hi = None
+        if pv.sheet is not None:
+            x0, y0, x1, y1 = (float(v) for v in pv.sheet)
+            lo, hi = np.array([[x0, -y1], [x1, -y0]]).take(ny, axis=1)
+        counted = np.append(np.asarray(pv.hidden, bool), False).take(side)  # (side -1: the band's, not counted)
+        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted)
+    return _view_memo(pv, "colour", (pr, bg), make)
+
+
+def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None,
+                    sc: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> np.ndarray:
+    """Edge-fit scores sc of candidates of scale k (per candidate centres `nadirs` when given)
+    times the bare-tray checks: the view against the bare tray expected at the same pixel (the
+    learnt tray model where it covers the point on the sheet, else the tray's colour), in the
+    band inside the square and past its hidden sides. (The probes' pixels and masks come from
+    one table, _ColourPlan, and their counts per side from one reduction: the checks are some
+    fifty NumPy calls on a few hundred values.)"""
     ac = cfg["align"]
-    cols = slice(pr.parts["band"].start, pr.parts["outside"].stop)
-    pts = pr.pts[cols]
-    lifted = _Lift(pv, pts, zs, nadirs, cam_zs)  # (shared by the view's and the tray model's indices)
-    fi, ins = lifted.index((pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2]), clip=False)  # (outside: masked out below)
-    px = np.take(pv.img.reshape(-1, 3), fi, axis=0).astype(np.float32)
-    on_sheet = lifted.on_sheet()
-    expect, on_tray = _bare_tray_at(pv, pts, zs, nadirs, cam_zs, tray_bgr, bg, gains, on_sheet, lifted)
-    th = cfg["silhouette"]
-    if pv.table_bgr is None:
-        fg = tl.not_tray_colour(th, px, expect) & ins
+    plan = _colour_plan(pv, pr, bg)
+    Z, M = len(k), len(plan.counted)
+    v = _table_values(plan.table, k, nadirs)  # (Z, 3, D): the view's, the model's, the sheet's
+    masks = np.empty(v.shape, bool)
+    if plan.lo is None:
+        masks[:, 2] = True
     else:
+        np.greater_equal(v[:, 2], plan.lo, out=masks[:, 2])
+        masks[:, 2] &= v[:, 2] <= plan.hi
+    t = np.rint(v[:, :2]).astype(np.int32)  # (far off, the cast's INT_MIN: outside)
+    np.less(t.view(np.uint32), plan.size, out=masks[:, :2])  # (0 <= i < n: one unsigned test)
+    t *= plan.stride
+    flat = t.reshape(Z, -1).take(plan.flat_at, axis=1)  # (Z, 2, 2, M): each probe's column and row parts
+    flat = np.add(flat[:, :, 0], flat[:, :, 1])  # (Z, 2, M): each probe's pixel in the view, in the model
+    m = masks.reshape(Z, -1).take(plan.mask_at, axis=1)
+    m = np.logical_and(m[:, :, 0], m[:, :, 1])  # (Z, 3, M): in the view, in the model's grid, on the sheet
+    ins, on_sheet = m[:, 0], m[:, 2]
+    # (a probe outside a grid reads some pixel of it, mode="clip" keeping its index in the grid:
+    # what it reads there is masked out below)
+    px = pv.img.reshape(-1, 3).take(flat[:, 0], axis=0, mode="clip").astype(np.float32)
+    # the bare tray's colour at each probe (refs[0]) and the table's colour (refs[1])
+    table = None if pv.table_bgr is None else np.asarray(pv.table_bgr)
+    two = table is not None and table.dtype == np.float32 and Z <= 16  # (many: the table's terms once)
+    refs = np.empty((2 if two else 1, Z, M, 3), np.float32)
+    tray = np.asarray(tray_bgr, np.float32)
+    on_tray = None
+    if bg is None:
+        refs[0] = tray
+    else:
+        # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
+        # photos showed it, and a table need not look the same in play (a tall face seen from aside
+        # hangs out over it)
+        fb = flat[:, 1]
+        on_tray = bg.valid.reshape(-1).take(fb, mode="clip")
+        on_tray &= m[:, 1]
+        on_tray &= on_sheet
+        g = gains if gains is not None else np.ones(3, np.float32)
+        # (the model everywhere, then the tray's colour where it does not hold: a third under
+        # np.divide's where=, whose masked loop is slow)
+        np.divide(bg.bgr.reshape(-1, 3).take(fb, axis=0, mode="clip"), np.asarray(g, np.float32), out=refs[0])
+        np.copyto(refs[0], tray, where=~on_tray[..., None])
+    th = cfg["silhouette"]
+    hits = np.empty((Z, 4, M), bool)  # not tray, in the view, counted past the hidden sides, bare there
+    fg = hits[:, 0]
+    if table is None:
+        np.logical_and(tl.not_tray_colour(th, px, refs[0]), ins, out=fg)
+    else:
+        if two:  # both references in one pass (the pixels' terms broadcast against both)
+            refs[1] = table
+            fg_tray, off_table = tl.not_tray_colour(th, px[None], refs)
+        else:
+            fg_tray, off_table = tl.not_tray_colours(th, px, (refs[0], table))
         # off the sheet, the table's own colour is not a face either
-        fg, off_table = tl.not_tray_colours(th, px, (expect, np.asarray(pv.table_bgr)))
-        fg &= ins
-        fg &= on_sheet | off_table
-    nb = pr.parts["band"].stop - pr.parts["band"].start
-    band = band_cover(fg[:, :nb], float(ac.get("band_weakest_weight", 0.0)), ins[:, :nb])
-    sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
+        np.logical_and(fg_tray, ins, out=fg)
+        off_table |= on_sheet
+        fg &= off_table
+    hits[:, 1] = ins
     need = float(ac["outside_bare"])
-    if need > 0 and pv.hidden.any():
-        counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(pv.hidden, nb // 4)
-        k = counted.sum(axis=1)
-        bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
-        sc = sc * np.minimum(np.maximum(bare / need, 0.0), 1.0)
-    return sc
+    hidden = need > 0 and bool(pv.hidden.any())
+    if hidden:
+        counted = hits[:, 2]
+        np.logical_and(ins, plan.counted, out=counted)
+        if on_tray is not None:
+            counted &= on_tray
+        np.greater(counted, fg, out=hits[:, 3])  # (counted and not fg)
+    # per side (the band's 4, then the outside's 4) of each (the last two only past hidden sides)
+    q = M // 8
+    used = hits[:, :4 if hidden else 2]
+    if q == 8:  # eight bools are eight bytes of 0 or 1: one uint64 whose set bits count the True
+        per_side = np.bitwise_count(used.view(np.uint64))  # (a twentieth of a reduction's time)
+    else:
+        per_side = np.add.reduce(used.reshape(Z, -1, 8, q), axis=3, dtype=np.int64)
+    ww = float(ac.get("band_weakest_weight", 0.0))
+    bf = float(ac["band_foreground"])
+    if Z > 16:
+        per_side = per_side.astype(np.float64)
+        band = _band_share(per_side[:, 0, :4], per_side[:, 1, :4], 4 * q, ww)
+        sc = sc * np.minimum(np.maximum(band / bf, 0.0), 1.0)
+        if hidden:
+            kb = np.add.reduce(per_side[:, 2:, 4:], axis=2)  # (Z, 2): counted, and bare among them
+            kn = kb[:, 0]
+            bare = np.where(kn > 0, kb[:, 1] / np.maximum(kn, 1), 1.0)
+            sc = sc * np.minimum(np.maximum(bare / need, 0.0), 1.0)
+        return sc
+    # a few candidates: the same arithmetic on Python numbers (a NumPy call on a few values costs
+    # some twenty times one on a float; the counts are ints, whose true division is the floats')
+    out = []
+    for s, (hit, seen, cnt, bare) in zip(sc.tolist(), per_side.tolist() if hidden else
+                                          [(*c, None, None) for c in per_side.tolist()]):
+        s *= min(max(_band_share_of(hit[:4], seen[:4], 4 * q, ww) / bf, 0.0), 1.0)
+        if hidden:
+            kn, kb = sum(cnt[4:]), sum(bare[4:])
+            s *= min(max((kb / max(kn, 1) if kn > 0 else 1.0) / need, 0.0), 1.0)
+        out.append(s)
+    return np.array(out)
 
 
 def band_cover(fg: np.ndarray, weakest_weight: float, seen: np.ndarray | None = None) -> np.ndarray:
@@ -538,38 +773,36 @@ def band_cover(fg: np.ndarray, weakest_weight: float, seen: np.ndarray | None = 
         return np.add.reduce(fg, axis=1, dtype=np.float64) / n  # (np.mean of a bool array)
     k = n // 4
     hits = np.add.reduce(fg.reshape(Z, 4, k), axis=2, dtype=np.float64)
-    share = np.add.reduce(hits, axis=1) / n  # (the same counts: fg read once)
+    m = None if seen is None else np.add.reduce(seen.reshape(Z, 4, k), axis=2, dtype=np.float64)
+    return _band_share(hits, m, n, weakest_weight)
+
+
+def _band_share(hits: np.ndarray, seen: np.ndarray | None, n: int, weakest_weight: float) -> np.ndarray:
+    """band_cover from the counts per side (Z, 4) of the probes not bare tray and of those in the
+    image (None: all of them), n probes in all."""
+    share = np.add.reduce(hits, axis=1) / n  # (np.mean of the bool array: the same counts)
+    if weakest_weight <= 0:
+        return share
+    k = n // 4
     if seen is None:
         side = hits / k
     else:
-        m = np.add.reduce(seen.reshape(Z, 4, k), axis=2, dtype=np.float64)
-        side = np.where(m >= k / 2, hits / np.maximum(m, 1), np.inf)  # (inf: not judged)
+        side = np.where(seen >= k / 2, hits / np.maximum(seen, 1), np.inf)  # (inf: not judged)
     weakest = np.minimum.reduce(side, axis=1)
     weakest = np.where(np.isfinite(weakest), weakest, share)
     return (1 - weakest_weight) * share + weakest_weight * weakest
 
 
-def _bare_tray_at(pv: PlaneView, pts: np.ndarray, zs: np.ndarray, nadirs: np.ndarray | None, cam_zs: np.ndarray | None,
-                  tray_bgr: np.ndarray, bg, gains, on_sheet: np.ndarray,
-                  lifted: _Lift | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The bare tray's colour where the face points pts (M, 2) at each height appear (as
-    PlaneView.lift_index), in this frame's light: the learnt tray model where it covers the
-    point on the sheet (`on_sheet`, (Z, M)), else the tray's colour; and whether the model covers
-    it there. (Z, M, 3), (Z, M). `lifted`: those points lifted already (_Lift)."""
-    shape = (len(zs), len(pts))
-    if bg is None:
-        return np.broadcast_to(np.asarray(tray_bgr, np.float32), shape + (3,)), np.ones(shape, bool)
-    h, w = bg.bgr.shape[:2]
-    lifted = lifted or _Lift(pv, pts, zs, nadirs, cam_zs)
-    flat, inside = lifted.index((bg.x0, bg.y1, bg.ppm, h, w), clip=False)  # (outside: not ok below)
-    model = np.take(bg.bgr.reshape(-1, 3), flat, axis=0)
-    # only the tray sheet is bare tray: the model's margin beyond it is the table as the kit's
-    # photos showed it, and a table need not look the same in play (a tall face seen from aside
-    # hangs out over it)
-    ok = inside & np.take(bg.valid.reshape(-1), flat) & on_sheet
-    g = gains if gains is not None else np.ones(3, np.float32)
-    # (the tray's colour broadcast by np.where itself)
-    return np.where(ok[..., None], model / np.asarray(g, np.float32), np.asarray(tray_bgr, np.float32)), ok
+def _band_share_of(hits: list[float], seen: list[float], n: int, weakest_weight: float) -> float:
+    """_band_share of one candidate, on Python floats (the same IEEE arithmetic)."""
+    share = (hits[0] + hits[1] + hits[2] + hits[3]) / n
+    if weakest_weight <= 0:
+        return share
+    k = n // 4
+    weakest = min((h / max(m, 1.0) if m >= k / 2 else math.inf) for h, m in zip(hits, seen))
+    if weakest == math.inf:
+        weakest = share
+    return (1 - weakest_weight) * share + weakest_weight * weakest
 
 
 def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -794,28 +1027,27 @@ def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, a
     scoring within alpha of the best and shows the face largest, i.e. the highest such peak (the
     tower's base and lower levels show outline edges too); else the best."""
     best = float(sc.max())
-    keep = [j for j in _local_peaks(sc, block) if sc[j] >= alpha * best]
-    if not keep:
-        return int(np.argmax(sc))
-    keep = np.array(keep)
-    return int(keep[np.argmax(scale[keep])])
+    keep = _local_peaks(sc, block)
+    keep = keep[sc[keep] >= alpha * best]  # (in order, as one by one)
+    if not len(keep):
+        return int(sc.argmax())
+    return int(keep[scale[keep].argmax()])
 
 
 def _local_peaks(sc: np.ndarray, block: np.ndarray) -> np.ndarray:
     """The candidates that score at least as high as their neighbours within their run (one run
     of rising heights per camera, `block` its label), in order."""
-    cut = (np.flatnonzero(np.diff(block) != 0) + 1).tolist()
-    out = []
-    for a, b in zip([0] + cut, cut + [len(sc)]):
-        s = sc[a:b]
-        if not len(s):
-            continue
-        left, right = np.empty(len(s)), np.empty(len(s))  # each one's neighbours (-inf past the run's ends)
-        left[0] = right[-1] = -np.inf
-        left[1:] = s[:-1]
-        right[:-1] = s[1:]
-        out.extend((a + np.flatnonzero((s >= left) & (s >= right))).tolist())
-    return np.array(out, dtype=int)
+    n = len(sc)
+    if not n:
+        return np.zeros(0, dtype=int)
+    left, right = np.empty(n), np.empty(n)  # each one's neighbours (-inf past its run's ends)
+    left[0] = right[-1] = -np.inf
+    left[1:] = sc[:-1]
+    right[:-1] = sc[1:]
+    cut = np.flatnonzero(np.asarray(block)[1:] != np.asarray(block)[:-1]) + 1  # (all the runs at once)
+    left[cut] = -np.inf
+    right[cut - 1] = -np.inf
+    return np.flatnonzero((sc >= left) & (sc >= right))
 
 
 def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -842,6 +1074,19 @@ def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[n
     if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
         R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
     return K, R, lam * M[:, 2]
+
+
+def _pose_centre(pv: PlaneView, H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, tuple]:
+    """The camera centre and pose (K, R, t) _pose_for_focal gives, once per frame (its view) and
+    focal length: a frame's focal searches (the first, each retry's, the alternatives') ask for
+    the same few (read-only)."""
+    def make() -> tuple[np.ndarray, tuple]:
+        K, R, t = _pose_for_focal(H, f, width, height)
+        C = -R.T @ t
+        for a in (C, K, R, t):
+            a.flags.writeable = False
+        return C, (K, R, t)
+    return _view_memo(pv, ("pose", float(f), int(width), int(height)), (H,), make)
 
 
 def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera:
@@ -886,33 +1131,29 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
 
     def centre(fac: float) -> np.ndarray:
         if fac not in centres:  # only the centre is needed to score: C = -R^T t
-            poses[fac] = _pose_for_focal(reg.H, f0 * fac, w, h)
-            _, R, t = poses[fac]
-            centres[fac] = -R.T @ t
+            centres[fac], poses[fac] = _pose_centre(pv, reg.H, f0 * fac, w, h)
         return centres[fac]
 
     def best(facs: list[float], scale: float, offs: np.ndarray) -> tuple[float, float]:
         """The best (factor, height) among the factors, each at the heights that show the face at
         `scale` on the tray plane for its camera centre, plus offs."""
-        fs, zs, nadirs, czs = [], [], [], []
-        for fac in facs:
-            C = centre(fac)
-            zc = float(C[2]) * (1 - 1 / scale) + offs
-            zc = zc[(zc > 0) & (zc < float(C[2]) * zmax_frac)]
-            fs += [fac] * len(zc)
-            zs.append(zc)
-            nadirs.append(np.repeat(np.asarray(C[:2])[None], len(zc), axis=0))
-            czs.append(np.full(len(zc), float(C[2])))
-        zs_all = np.concatenate(zs)
+        # all the factors at once (one row each), the same arithmetic as one by one
+        C = np.array([centre(fac) for fac in facs])
+        zc = C[:, 2:] * (1 - 1 / scale) + offs
+        keep = zc > 0
+        keep &= zc < C[:, 2:] * zmax_frac
+        row = keep.nonzero()[0]
+        zs_all = zc[keep]
         sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,
-                           np.concatenate(nadirs), np.concatenate(czs), within=1.0)
-        i = int(np.argmax(sc))
-        return fs[i], float(zs_all[i])
+                           C[row, :2], C[row, 2], within=1.0)
+        i = int(sc.argmax())
+        return facs[int(row[i])], float(zs_all[i])
 
     # coarse: every factor, heights round the one showing the face as large as found, 2 fine steps apart
     fac, zb = best(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step))
     # fine: the best factor and its neighbours half a factor step away, heights round the best
-    d = float(np.min(np.diff(sorted(factors)))) / 2 if len(factors) > 1 else 0.0
+    fs = sorted(factors)
+    d = min(b - a for a, b in zip(fs, fs[1:])) / 2 if len(factors) > 1 else 0.0
     cz = float(centre(fac)[2])
     fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
                    np.arange(-2 * step, 2 * step + 1e-6, step))
@@ -951,31 +1192,25 @@ def focal_alternatives(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple
     win, fine = float(ac.get("alt_z_window_mm", ac["focal_z_window_mm"])), float(ac["fine_step_mm"])
     offs = np.arange(-win, win + 1e-6, fine)
     facs = np.arange(min(factors), max(factors) + 1e-6, step)
-    fs, zs, nadirs, czs, poses = [], [], [], [], []
-    for j, fac in enumerate(facs):
-        K, R, t = _pose_for_focal(reg.H, f0 * fac, w, h)
-        C = -R.T @ t
-        zc = float(C[2]) * (1 - 1 / k) + offs
-        zc = zc[(zc > 0) & (zc < float(C[2]) * float(ac["max_camera_fraction"]))]
-        poses.append((C, (K, R, t)))
-        fs.append(np.full(len(zc), j))
-        zs.append(zc)
-        nadirs.append(np.broadcast_to(C[:2], (len(zc), 2)))
-        czs.append(np.full(len(zc), float(C[2])))
-    fs_a, zs_a = np.concatenate(fs), np.concatenate(zs)
+    centres = [_pose_centre(cs.pv, reg.H, f0 * fac, w, h) for fac in facs]
+    # every factor's heights at once (one row each), the same arithmetic as one by one
+    Cs = np.array([cp[0] for cp in centres])
+    zc = Cs[:, 2:] * (1 - 1 / k) + offs
+    keep = zc > 0
+    keep &= zc < Cs[:, 2:] * float(ac["max_camera_fraction"])
+    fs_a = keep.nonzero()[0]
+    zs_a = zc[keep]
     # one call (scores are scaled by their best over the candidates); only those within
     # align.alt_within of the best are worth their colour checks
-    sc = height_scores(cfg, tray, cs.pv, cs.pr, zs_a, tray_bgr, bg, gains, np.concatenate(nadirs),
-                       np.concatenate(czs), within=float(ac.get("alt_within", 0.5)))
-    best_sc = np.full(len(facs), -np.inf)
-    best_z = np.full(len(facs), np.nan)
-    for j in range(len(facs)):
-        m = np.flatnonzero(fs_a == j)
-        if len(m) and np.isfinite(sc[m]).any():
-            i = m[int(np.argmax(sc[m]))]
-            best_sc[j], best_z[j] = sc[i], zs_a[i]
-    centres = poses
-    s = np.array(best_sc)
+    sc = height_scores(cfg, tray, cs.pv, cs.pr, zs_a, tray_bgr, bg, gains, Cs[fs_a, :2], Cs[fs_a, 2],
+                       within=float(ac.get("alt_within", 0.5)))
+    # each factor's best (its first, as argmax; none where no score is finite)
+    best_sc = [-math.inf] * len(facs)
+    best_z = [math.nan] * len(facs)
+    for j, v, z in zip(fs_a.tolist(), sc.tolist(), zs_a.tolist()):
+        if v > best_sc[j]:
+            best_sc[j], best_z[j] = v, z
+    s, best_z = np.array(best_sc), np.array(best_z)  # (the heights given back: NumPy floats, as ever)
     peaks = _local_peaks(s, np.zeros(len(s), int))
     out = []
     for j in sorted((j for j in peaks if np.isfinite(s[j]) and s[j] > 0), key=lambda j: -s[j]):

@@ -275,22 +275,84 @@ def test_indices_without_clipping_and_into_a_bordered_grid_are_the_clipped_ones_
     zs = np.arange(7.5, 330, 5.0)
     xs, ys = rng.uniform(40, 240, 6), rng.uniform(40, 240, 5)
     pts = np.column_stack([rng.choice(xs, 200), rng.choice(ys, 200)])  # (points on a few lines, like the probes)
-    channel = rng.integers(0, 4, 200).astype(np.int32)
-    layout = (*np.unique(pts[:, 0], return_inverse=True), *np.unique(pts[:, 1], return_inverse=True))
-    layout = (layout[0], layout[1].reshape(-1), layout[2], layout[3].reshape(-1))
+    channel = rng.integers(0, 4, 200)
+    pr = ph.Probes(pts, channel, 50, {}, 200)
     grid = (pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2])
     for nadirs, czs in ((None, None), (pv.nadir + rng.normal(0, 5, (len(zs), 2)), pv.cam_z + rng.normal(0, 20, len(zs)))):
         lift = ph._Lift(pv, pts, zs, nadirs, czs)
-        flat, inside = lift.index(grid, 4, channel)
-        loose, inside2 = lift.index(grid, 4, channel, clip=False)
+        flat, inside = lift.index(grid, 4, channel.astype(np.int32))
+        loose, inside2 = lift.index(grid, 4, channel.astype(np.int32), clip=False)
         assert np.array_equal(inside, inside2) and not inside.all()
         assert np.array_equal(loose[inside], flat[inside]) and (loose[~inside] == 0).all()
         assert np.array_equal(lift.on_sheet(), np.ones(inside.shape, bool))  # (no sheet set)
-        # into the values bordered by one zero pixel: a point outside reads 0, one inside its own value
+        # into the values bordered by one zero pixel (PlaneView.steps): a point outside reads 0,
+        # one inside its own value
         values = rng.integers(1, 700, (*pv.img.shape[:2], 4)).astype(np.uint16)
         bordered = np.pad(values, ((1, 1), (1, 1), (0, 0)))
-        read = np.take(bordered.reshape(-1), lift.index_bordered(grid, 4, channel, layout))
+        k = lift.k
+        steps = ph._step_indices(ph._step_plan(pv, pr), k, None if nadirs is None else np.asarray(nadirs))
+        read = np.take(bordered.reshape(-1), steps)
         assert np.array_equal(read, np.where(inside, np.take(values.reshape(-1), loose), 0))
+
+
+def _colour_checked_plainly(cfg, pv, pr, zs, nadirs, cam_zs, sc, tray_bgr, bg, gains):
+    """The bare-tray checks of height_scores written out point by point (the arithmetic
+    plane_height._colour_checked works out from its tables)."""
+    from vision import top_level as tl
+
+    ac = cfg["align"]
+    cols = slice(pr.parts["band"].start, pr.parts["outside"].stop)
+    pts = pr.pts[cols]
+    lifted = ph._Lift(pv, pts, zs, nadirs, cam_zs)
+    fi, ins = lifted.index((pv.x0, pv.y1, pv.ppm, *pv.img.shape[:2]), clip=False)
+    px = np.take(pv.img.reshape(-1, 3), fi, axis=0).astype(np.float32)
+    on_sheet = lifted.on_sheet()
+    h, w = bg.bgr.shape[:2]
+    flat, inside = lifted.index((bg.x0, bg.y1, bg.ppm, h, w), clip=False)
+    on_tray = inside & np.take(bg.valid.reshape(-1), flat) & on_sheet
+    expect = np.where(on_tray[..., None], np.take(bg.bgr.reshape(-1, 3), flat, axis=0) / np.asarray(gains, np.float32),
+                      np.asarray(tray_bgr, np.float32))
+    fg, off_table = tl.not_tray_colours(cfg["silhouette"], px, (expect, np.asarray(pv.table_bgr)))
+    fg = fg & ins & (on_sheet | off_table)
+    nb = pr.parts["band"].stop - pr.parts["band"].start
+    band = ph.band_cover(fg[:, :nb], float(ac.get("band_weakest_weight", 0.0)), ins[:, :nb])
+    sc = sc * np.minimum(np.maximum(band / float(ac["band_foreground"]), 0.0), 1.0)
+    counted = ins[:, nb:] & on_tray[:, nb:] & np.repeat(pv.hidden, nb // 4)
+    k = counted.sum(axis=1)
+    bare = np.where(k > 0, (~fg[:, nb:] & counted).sum(axis=1) / np.maximum(k, 1), 1.0)
+    return sc * np.minimum(np.maximum(bare / float(ac["outside_bare"]), 0.0), 1.0)
+
+
+def test_the_colour_checks_from_one_table_are_the_checks_point_by_point(calibration, small_kit):
+    """_colour_checked's probes (pixels, masks and counts from one table per batch, the counts of a
+    few candidates in Python floats) are the plain arithmetic's, bit for bit, one camera centre or
+    one per candidate, a few candidates or many."""
+    import json
+
+    from vision.reader import frame_context, load_pipeline
+
+    pipe = load_pipeline(calibration)
+    labels = json.loads((small_kit / "labels.json").read_text())
+    rng = np.random.default_rng(18)
+    for name in sorted(labels)[:4]:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = frame_context(pipe, img)
+        reg = ctx.registration
+        zs = np.arange(7.5, 0.6 * float(reg.camera.center[2]), 5.0)
+        pv = ph.plane_view(pipe.cfg, pipe.tray, reg, img, 7.5, float(zs[-1]) + 5)
+        assert pv.table_bgr is not None and pv.hidden.any() and pv.sheet is not None  # (every check is exercised)
+        sc = rng.uniform(0.2, 1.5, len(zs))
+        args = (pipe.cfg, pv, pipe.height_probes)
+        rest = (ctx.tray_bgr, pipe.background, ctx.gains)
+        for some in (slice(0, 4), slice(None)):  # (Python floats for a few, NumPy for many)
+            z = zs[some]
+            cz = np.full(len(z), pv.cam_z) + rng.normal(0, 20, len(z))
+            nad = pv.nadir + rng.normal(0, 8, (len(z), 2))
+            want = _colour_checked_plainly(*args, z, None, None, sc[some], *rest)
+            got = ph._colour_checked(*args, pv.cam_z / (pv.cam_z - z), None, sc[some], *rest)
+            assert np.array_equal(got, want) and (want < sc[some]).any()
+            want = _colour_checked_plainly(*args, z, nad, cz, sc[some], *rest)
+            assert np.array_equal(ph._colour_checked(*args, cz / (cz - z), nad, sc[some], *rest), want)
 
 
 def test_the_block_posterior_is_the_product_normalised_and_sorted():
