@@ -30,6 +30,7 @@ direction is.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
@@ -337,7 +338,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     tower = _tower_cells(hc, tray, reg, M, z_top, in_img.shape)
     table &= ~tower
     on_table = np.flatnonzero(table)
-    table_med = _median_rows(warped.reshape(-1, 3)[on_table]) if len(on_table) >= 30 else None
+    table_med = _median_u8(warped8, table.view(np.uint8), len(on_table)) if len(on_table) >= 30 else None
     table_exp = table_med
     if table_med is not None and table_ref is not None:  # each cell its own remembered colour
         remembered = cv2.warpPerspective(table_ref.image, table_ref.to_small() @ M, size,
@@ -449,8 +450,8 @@ def _skin_hues(lo: float, hi: float) -> np.ndarray:
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
                   rounds: int = 2, design: np.ndarray | None = None, lit_share: float = 0.0, lit_above: float = 0.14,
                   lit_chroma: float = 0.05, from_expected: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(chroma, shift) of the cells of each region against the bare surface behind them, room
-    light taken out (cells in no region: 0, 0).
+    """(chroma, shift) of the cells of each region (disjoint masks) against the bare surface
+    behind them, room light taken out (cells in no region: 0, 0).
 
     Log colour difference per channel, minus a quadratic surface over the region fitted to its
     cells (robustly: most of it is bare): that removes a light gradient, a lamp's fall-off and a
@@ -463,22 +464,31 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     shift = np.zeros(n, np.float32)
     if design is None:
         design = _design(xy)
-    px3, ref3 = px.reshape(-1, 3), ref.reshape(-1, 3)
+    # every region's cells in one gather (the regions are disjoint), each region's in a block;
+    # where the surface is fitted, the third of the cells that pins it down comes first in the
+    # block, so that the fit's passes run on rows in a row
+    parts = []
     for region in regions:
         idx = np.flatnonzero(region)
-        if len(idx) == 0:
-            continue
-        # (np.take: the rows gathered faster than by indexing)
-        d = cv2.log(np.take(px3, idx, axis=0).astype(np.float32, copy=False) + 4.0)
-        d -= cv2.log(np.take(ref3, idx, axis=0).astype(np.float32, copy=False) + 4.0)
-        X = np.take(design, idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
-        if len(idx) >= 90:
-            Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
+        parts.append(np.concatenate((idx[::3], idx[1::3], idx[2::3])) if len(idx) >= 90 else idx)
+    idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if len(idx) == 0:
+        return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+    # (take: the rows gathered faster than by indexing)
+    d = cv2.log(px.reshape(-1, 3).take(idx, axis=0).astype(np.float32, copy=False) + 4.0)
+    d -= cv2.log(ref.reshape(-1, 3).take(idx, axis=0).astype(np.float32, copy=False) + 4.0)
+    X = design.take(idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
+    end = 0
+    for part in parts:
+        start, end = end, end + len(part)
+        if len(part) >= 90:
+            third = start + (len(part) + 2) // 3
+            Df, Xf = d[start:third], X[start:third]
             coef = _robust_surface(Df, Xf, _fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
                 coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
-            d -= X @ coef
-        shift[idx], chroma[idx] = _shift_and_chroma(d)
+            d[start:end] -= X[start:end] @ coef
+    shift[idx], chroma[idx] = _shift_and_chroma(d)
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
@@ -504,9 +514,24 @@ def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
 
 
 def _rows_within(r: np.ndarray, trim: float) -> np.ndarray:
-    """Per row of residuals (N, 3): whether all three lie within +-trim."""
-    r = np.abs(r)
-    return (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)
+    """Per row of residuals (N, 3, float32 or float64): whether all three lie within +-trim, as
+    uint8 (255: within; count it, or gather rows with it by `compress`, not by indexing).
+    (One cv2.inRange over the rows as three-channel pixels instead of six NumPy passes; its
+    bounds are inclusive, so they are the float just inside trim: |r| < trim as NumPy compares
+    it, in r's own precision. NaN is within neither.)"""
+    if trim <= 0 or r.dtype not in (np.float32, np.float64):
+        a = np.abs(r)
+        return ((a[:, 0] < trim) & (a[:, 1] < trim) & (a[:, 2] < trim)).view(np.uint8) * np.uint8(255)
+    lo, hi = _inside(float(trim), r.dtype.type)
+    return cv2.inRange(r.reshape(-1, 1, 3), lo, hi).reshape(-1)
+
+
+@functools.lru_cache(maxsize=16)
+def _inside(trim: float, ftype: type) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """cv2.inRange's bounds for |v| < trim in the float type ftype (the nearest float below
+    trim as ftype rounds it), for three channels."""
+    b = float(np.nextafter(ftype(trim), ftype(0)))
+    return (-b, -b, -b), (b, b, b)
 
 
 def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
@@ -521,16 +546,17 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: flo
     than the fit by a sixth, seen as an arm (synthetic 8602/0021, 9602/0023)."""
     coef = np.zeros((6, 3), np.float32)
     coef[0] = start
-    Xf64 = Df64 = None
+    XD = None
     last = None
     for _ in range(rounds):
         inl = _rows_within(Df - Xf @ coef, trim)  # the largest of the three under trim
-        if np.count_nonzero(inl) < 30 or (last is not None and np.array_equal(inl, last)):
+        taken = inl.tobytes()  # (the rows taken compared as bytes: np.array_equal's overhead is more)
+        if np.count_nonzero(inl) < 30 or taken == last:
             break
-        if Xf64 is None:  # converted once, not each round
-            Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
-        coef = _least_squares(Xf, Df, inl, Xf64, Df64)
-        last = inl
+        if XD is None:  # converted once, not each round, side by side: each round's rows in one gather
+            XD = np.concatenate((Xf, Df), axis=1, dtype=np.float64)
+        coef = _least_squares(Xf, Df, inl, XD)
+        last = taken
     return coef
 
 
@@ -592,10 +618,32 @@ def _median_rows(a: np.ndarray) -> np.ndarray:
     p = np.ascontiguousarray(a.T)
     p.partition(h, axis=1)
     m = p[:, h].copy() if n % 2 else (p[:, :h].max(axis=1) + p[:, h]) / 2
-    nan = np.isnan(p[:, h:]).any(axis=1)  # NaN sorts last; np.median gives NaN where a column has one
+    # NaN sorts last; np.median gives NaN where a column has one (a maximum is NaN where a NaN is
+    # among the values: a third of the time of isnan().any())
+    nan = np.isnan(p[:, h:].max(axis=1))
     if nan.any():
         m[nan] = np.nan
     return m
+
+
+def _median_u8(img8: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per channel, the median of an 8-bit three-channel image's `n` pixels under `mask` (uint8),
+    as float32: `_median_rows` of them as float32, the same values, from their histograms (a
+    third of the time of partitioning them). Order statistics of whole numbers, and the mean
+    of two of them, are exact in float32."""
+    h = n // 2
+    # the three channels' counts one after the other, added up (float32 counts are exact): the
+    # k-th smallest of channel c is where that passes c * n + k
+    cum = np.concatenate([cv2.calcHist([img8], [c], mask, [256], [0, 256]) for c in range(3)]).reshape(-1).cumsum()
+    hi = (np.searchsorted(cum, _ORDER * n + h, side="right") - _CHANNEL_START).astype(np.float32)
+    if n % 2:
+        return hi
+    lo = (np.searchsorted(cum, _ORDER * n + (h - 1), side="right") - _CHANNEL_START).astype(np.float32)
+    return (lo + hi) / 2
+
+
+_ORDER = _readonly(np.arange(3))
+_CHANNEL_START = _readonly(np.arange(3) * 256)
 
 
 def _median1(a: np.ndarray):
@@ -606,25 +654,29 @@ def _median1(a: np.ndarray):
     h = n // 2
     p = np.array(a)
     p.partition(h)
-    if np.isnan(p[h:]).any():  # NaN sorts last
+    top = p[h:].max()  # NaN sorts last, and the maximum is NaN where one is among them
+    if top != top:
         return p.dtype.type(np.nan)
     return p[h] if n % 2 else (p[:h].max() + p[h]) / 2
 
 
-def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None, Xd: np.ndarray | None = None,
-                   Dd: np.ndarray | None = None) -> np.ndarray:
-    """Least-squares coefficients of D on X's six columns (of the `rows` only, if given) through
-    the normal equations (a 6 x 6 solve: a tenth of an SVD's time on the few thousand cells; X's
-    columns are scaled to about 1, so the equations are well conditioned); lstsq where they are
-    singular. Xd, Dd: X and D already in float64 (the robust fit's rounds convert them once)."""
-    Xd = X.astype(np.float64) if Xd is None else Xd
-    Dd = D.astype(np.float64) if Dd is None else Dd
+def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None,
+                   XD: np.ndarray | None = None) -> np.ndarray:
+    """Least-squares coefficients of D on X's six columns (of the `rows` only, if given: bool, or
+    uint8 as `_rows_within` gives them) through the normal equations (a 6 x 6 solve: a tenth of
+    an SVD's time on the few thousand cells; X's columns are scaled to about 1, so the equations
+    are well conditioned); lstsq where they are singular. XD: X and D side by side in float64
+    (the robust fit's rounds convert them once; the products of its column views are the
+    contiguous arrays' to the bit)."""
+    Z = np.concatenate((X, D), axis=1, dtype=np.float64) if XD is None else XD
     if rows is not None:
-        Xd, Dd = np.compress(rows, Xd, axis=0), np.compress(rows, Dd, axis=0)  # (Xd[rows], three times faster)
+        Z = Z.compress(rows, axis=0)  # (Z[rows] for bool rows, three times faster)
+    Xd, Dd = Z[:, :6], Z[:, 6:]
     try:
         return np.linalg.solve(Xd.T @ Xd, Xd.T @ Dd).astype(np.float32)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(X if rows is None else X[rows], D if rows is None else D[rows], rcond=None)[0].astype(np.float32)
+        Xr, Dr = (X, D) if rows is None else (X.compress(rows, axis=0), D.compress(rows, axis=0))
+        return np.linalg.lstsq(Xr, Dr, rcond=None)[0].astype(np.float32)
 
 
 def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
