@@ -144,6 +144,16 @@ class HandGrid:
     # taken out channel by channel (dividing an (n, n, 3) array by three gains costs NumPy eight times)
     bg_planes: tuple | None = field(default=None, compare=False, repr=False)
 
+    @functools.cached_property
+    def clear(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What every frame's masks start from, made once per grid (read-only): the cells that
+        are known where the image has them and no tower covers them, with a table band (the
+        sheet and the band, no marker) and without one (the sheet, no marker), and the tray's
+        rim (neither sheet nor band)."""
+        free = ~self.marker
+        return (_readonly((self.on_sheet | self.off_rim) & free), _readonly(self.on_sheet & free),
+                _readonly(~self.on_sheet & ~self.off_rim))
+
 
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
 _CONSTANTS: dict[tuple, np.ndarray] = {}  # read-only arrays every frame uses: made once each
@@ -222,11 +232,10 @@ def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: t
     k, g = G.pad, float(hc["cell_mm"])
     cx, cy = G.tray.tower_center
     r = G.tray.footprint_half + float(hc.get("band_zone_mm", hc["reach_mm"]))
-    sq = np.array([[cx - r, cy - r, 1.0], [cx + r, cy - r, 1.0], [cx + r, cy + r, 1.0], [cx - r, cy + r, 1.0]])
     Hinv = h_inverse(reg)
-    q = sq @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
+    q = _square(cx, cy, r) @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
     h, w = shape
-    corners = np.array([[0.0, 0.0, 1.0], [w, 0.0, 1.0], [w, h, 1.0], [0.0, h, 1.0]]) @ Hinv.T
+    corners = _square(w / 2, h / 2, w / 2, h / 2) @ Hinv.T
     if (q[:, 2] <= 0).any() or (corners[:, 2] <= 0).any():
         return G
     q = q[:, :2] / q[:, 2:]
@@ -251,6 +260,15 @@ def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: t
         if len(cache) < 256:
             cache[key] = got
     return got
+
+
+@functools.lru_cache(maxsize=64)
+def _square(cx: float, cy: float, rx: float, ry: float | None = None) -> np.ndarray:
+    """(4, 3) homogeneous corners of the rectangle rx (and ry, else rx) either side of (cx, cy),
+    anticlockwise from (cx - rx, cy - ry) (read-only; made once per size)."""
+    ry = rx if ry is None else ry
+    return _readonly(np.array([[cx - rx, cy - ry, 1.0], [cx + rx, cy - ry, 1.0], [cx + rx, cy + ry, 1.0],
+                               [cx - rx, cy + ry, 1.0]]))
 
 
 def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
@@ -322,9 +340,6 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
                                  size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
     on_sheet = G.on_sheet
-    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
-    # and a tall tower's hands may show only there. The tray's rim between is left out.
-    table = G.off_rim & in_img if band > 0 else np.zeros(in_img.shape, bool)
     outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
     # (P[r, 0] * jj + P[r, 1] * ii + P[r, 2]): the products taken once per column and once per
@@ -336,7 +351,10 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     np.divide(P[1, 0] * j1 + P[1, 1] * i1 + P[1, 2], den, out=xy[..., 1])
     gains = gains if gains is not None else np.ones(3, np.float32)
     tower = _tower_cells(hc, tray, reg, M, z_top, in_img.shape)
-    table &= ~tower
+    seen = in_img & ~tower  # (the image has it and no tower covers it)
+    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
+    # and a tall tower's hands may show only there. The tray's rim between is left out.
+    table = G.off_rim & seen if band > 0 else np.zeros(in_img.shape, bool)
     on_table = np.flatnonzero(table)
     table_med = _median_u8(warped8, table.view(np.uint8), len(on_table)) if len(on_table) >= 30 else None
     table_exp = table_med
@@ -361,7 +379,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), in_img.shape + (3,)).copy()
         if table_exp is not None:
             exp.reshape(-1, 3)[on_table] = table_exp
-    known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
+    # ((on_sheet & in_img) | table) & ~marker & ~tower, from the grid's own part made once
+    known = G.clear[0 if band > 0 else 1] & seen
     # the table and the tray are lit differently: each gets its own light surface
     changed, ruffled, shady = _tray_change(hc, warped, exp, [known & ~table, known & table], G.ground, G.design)
     fg = changed & known
@@ -370,7 +389,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     if k > 1:
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
     fg &= ~_even_shadows(hc, fg, shady & ~table)
-    rim = ~on_sheet & ~G.off_rim & in_img & ~tower if band > 0 else None
+    rim = G.clear[2] & seen if band > 0 else None
     ruffled &= known & ~fg
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
     return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None,
@@ -626,11 +645,11 @@ def _median_rows(a: np.ndarray) -> np.ndarray:
     return m
 
 
-def _median_u8(img8: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """Per channel, the median of an 8-bit three-channel image's `n` pixels under `mask` (uint8),
-    as float32: `_median_rows` of them as float32, the same values, from their histograms (a
-    third of the time of partitioning them). Order statistics of whole numbers, and the mean
-    of two of them, are exact in float32."""
+def _median_u8(img8: np.ndarray, mask: np.ndarray | None, n: int) -> np.ndarray:
+    """Per channel, the median of an 8-bit three-channel image's `n` pixels under `mask` (uint8;
+    None: all of them) as float32: `_median_rows` of them as float32, the same values, from
+    their histograms (a third of the time of partitioning them). Order statistics of whole
+    numbers, and the mean of two of them, are exact in float32."""
     h = n // 2
     # the three channels' counts one after the other, added up (float32 counts are exact): the
     # k-th smallest of channel c is where that passes c * n + k
@@ -646,13 +665,14 @@ _ORDER = _readonly(np.arange(3))
 _CHANNEL_START = _readonly(np.arange(3) * 256)
 
 
-def _median1(a: np.ndarray):
-    """np.median of a 1-D array (the same value), without its per-call overhead."""
+def _median1(a: np.ndarray, scratch: bool = False):
+    """np.median of a 1-D array (the same value), without its per-call overhead. `scratch`: a
+    is the caller's own copy, which may be reordered (not copied again)."""
     n = len(a)
     if n == 0:
         return np.median(a)
     h = n // 2
-    p = np.array(a)
+    p = a if scratch else np.array(a)
     p.partition(h)
     top = p[h:].max()  # NaN sorts last, and the maximum is NaN where one is among them
     if top != top:
@@ -740,7 +760,7 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     k = float(hc["noise_k"])
     for region in regions:
         if k > 0 and np.count_nonzero(region) >= 30:
-            np.maximum(need, k * float(_median1(np.compress(region.ravel(), chroma))), out=need, where=region)
+            np.maximum(need, k * float(_median1(np.compress(region.ravel(), chroma), True)), out=need, where=region)
     brighter = shift > math.log(float(hc["bright"]))
     tb = float(hc.get("table_bright", 0.0))
     if tb > 0 and len(regions) > 1:
@@ -772,7 +792,7 @@ def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: f
     for region in regions:
         if np.count_nonzero(region) < 30:
             continue
-        out |= region & (rip > max(floor, k * float(_median1(np.compress(region.ravel(), rip)))))
+        out |= region & (rip > max(floor, k * float(_median1(np.compress(region.ravel(), rip), True))))
     return out
 
 
@@ -798,7 +818,8 @@ def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
 def _ripple(a: np.ndarray, regions: list[np.ndarray], cells: int) -> np.ndarray:
     """Each cell's ripple of `a` over the `cells` cells round it along a row and along a column,
     the larger: the total of the steps between neighbours less what they add up to (0 where it
-    only rises or only falls). Steps into another region or out of all are left out."""
+    only rises or only falls). Steps into another region or out of all are left out. (Cells in
+    no region hold what their neighbours' steps give: `_ruffled` reads the regions' cells only.)"""
     rid = np.zeros(a.shape, np.uint8)
     for k, region in enumerate(regions, 1):
         rid[region] = k
@@ -809,7 +830,6 @@ def _ripple(a: np.ndarray, regions: list[np.ndarray], cells: int) -> np.ndarray:
         tv = cv2.boxFilter(np.abs(d), -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT)
         tv -= np.abs(cv2.boxFilter(d, -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT))
         out = tv if out is None else np.maximum(out, tv, out=out)
-    out[rid == 0] = 0
     return out
 
 
@@ -831,11 +851,9 @@ def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_to
     """Cells through which the camera sees the tower (its whole box, floor to top face)."""
     cx, cy = tray.tower_center
     r = tray.footprint_half + float(hc["tower_pad_mm"])
-    sq = np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]])
     top = min(max(0.0, float(z_top)), float(reg.camera.center[2]) * 0.9)  # a top above the lens is a misreading
     # reg.to_image at both heights and apply_h, written out (the same products)
-    sqh = np.ones((4, 3))
-    sqh[:, :2] = sq
+    sqh = _square(cx, cy, r)
     uvh = np.ones((8, 3))
     for rows, zz in ((slice(0, 4), 0.0), (slice(4, 8), top)):
         p = sqh @ reg.camera.plane_homography(zz).T
