@@ -820,29 +820,29 @@ def _ripple(a: np.ndarray, regions: list[np.ndarray], cells: int) -> np.ndarray:
     the larger: the total of the steps between neighbours less what they add up to (0 where it
     only rises or only falls). Steps into another region or out of all are left out. (Cells in
     no region hold what their neighbours' steps give: `_ruffled` reads the regions' cells only.)"""
-    rid = np.zeros(a.shape, np.uint8)
-    for k, region in enumerate(regions, 1):
-        rid[region] = k
     v = a.astype(np.float32, copy=False)
     out = None
     # (OpenCV's sizes are (width, height): the steps down a column are summed down it)
-    for ksize, d in (((1, cells - 1), _steps(v, rid, 0)), ((cells - 1, 1), _steps(v, rid, 1))):
+    for ksize, d in (((1, cells - 1), _steps(v, regions, 0)), ((cells - 1, 1), _steps(v, regions, 1))):
         tv = cv2.boxFilter(np.abs(d), -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT)
         tv -= np.abs(cv2.boxFilter(d, -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT))
         out = tv if out is None else np.maximum(out, tv, out=out)
     return out
 
 
-def _steps(v: np.ndarray, rid: np.ndarray, axis: int) -> np.ndarray:
+def _steps(v: np.ndarray, regions: list[np.ndarray], axis: int) -> np.ndarray:
     """The step from each cell to the next one down (axis 0) or right (axis 1), 0 where the two
-    lie in different regions or in none."""
+    lie in different regions (disjoint) or in none. (Taken only where both lie in one region,
+    instead of every step times that mask: the steps left out are +0 instead of a product's
+    -0, which the ripple's sums and their absolute values do not tell apart.)"""
     d = np.zeros(v.shape, np.float32)
-    if axis == 0:
-        np.subtract(v[1:], v[:-1], out=d[:-1])
-        d[:-1] *= (rid[1:] == rid[:-1]) & (rid[1:] > 0)
-    else:
-        np.subtract(v[:, 1:], v[:, :-1], out=d[:, :-1])
-        d[:, :-1] *= (rid[:, 1:] == rid[:, :-1]) & (rid[:, 1:] > 0)
+    here, there = (np.s_[:-1], np.s_[1:]) if axis == 0 else (np.s_[:, :-1], np.s_[:, 1:])
+    same = None
+    for region in regions:
+        both = region[there] & region[here]
+        same = both if same is None else np.logical_or(same, both, out=same)
+    if same is not None:
+        np.subtract(v[there], v[here], out=d[here], where=same)
     return d
 
 
