@@ -367,11 +367,13 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         t32 = np.asarray(tray_bgr, np.float32)
         planes = [pl / g32[c] for c, pl in enumerate(G.bg_planes or cv2.split(np.ascontiguousarray(G.bg_bgr)))]
         if all(math.isfinite(v) and abs(v) >= 1e-30 for v in g32.tolist()):
-            missing = G.bg_missing  # dividing by such gains keeps every finite cell finite
+            # dividing by such gains keeps every finite cell finite (the grid's flat indices of
+            # the others: a few cells, written faster than through a mask of them all)
+            missing = G.bg_missing_idx
         else:
-            missing = ~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2]))
+            missing = np.flatnonzero(~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2])))
         for c in range(3):
-            planes[c][missing] = t32[c]
+            planes[c].reshape(-1)[missing] = t32[c]
             if table_exp is not None:
                 planes[c].reshape(-1)[on_table] = table_exp[..., c]
         exp = cv2.merge(planes)
@@ -703,9 +705,9 @@ def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
     """Each cell's standard deviation of `a` over its 3 x 3 neighbours of the same region."""
     out = np.zeros(a.shape, np.float32)
     for region in regions:
-        w = region.astype(np.float32)
         v = np.where(region, a, 0).astype(np.float32, copy=False)
-        n = cv2.boxFilter(w, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        # (the neighbours counted straight from the mask's bytes into float32: whole numbers, exact)
+        n = cv2.boxFilter(region.view(np.uint8), cv2.CV_32F, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
         np.maximum(n, 1.0, out=n)
         mu = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
         mu /= n
