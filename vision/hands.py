@@ -30,6 +30,7 @@ direction is.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
@@ -143,6 +144,16 @@ class HandGrid:
     # taken out channel by channel (dividing an (n, n, 3) array by three gains costs NumPy eight times)
     bg_planes: tuple | None = field(default=None, compare=False, repr=False)
 
+    @functools.cached_property
+    def clear(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What every frame's masks start from, made once per grid (read-only): the cells that
+        are known where the image has them and no tower covers them, with a table band (the
+        sheet and the band, no marker) and without one (the sheet, no marker), and the tray's
+        rim (neither sheet nor band)."""
+        free = ~self.marker
+        return (_readonly((self.on_sheet | self.off_rim) & free), _readonly(self.on_sheet & free),
+                _readonly(~self.on_sheet & ~self.off_rim))
+
 
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
 _CONSTANTS: dict[tuple, np.ndarray] = {}  # read-only arrays every frame uses: made once each
@@ -221,11 +232,10 @@ def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: t
     k, g = G.pad, float(hc["cell_mm"])
     cx, cy = G.tray.tower_center
     r = G.tray.footprint_half + float(hc.get("band_zone_mm", hc["reach_mm"]))
-    sq = np.array([[cx - r, cy - r, 1.0], [cx + r, cy - r, 1.0], [cx + r, cy + r, 1.0], [cx - r, cy + r, 1.0]])
     Hinv = h_inverse(reg)
-    q = sq @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
+    q = _square(cx, cy, r) @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
     h, w = shape
-    corners = np.array([[0.0, 0.0, 1.0], [w, 0.0, 1.0], [w, h, 1.0], [0.0, h, 1.0]]) @ Hinv.T
+    corners = _square(w / 2, h / 2, w / 2, h / 2) @ Hinv.T
     if (q[:, 2] <= 0).any() or (corners[:, 2] <= 0).any():
         return G
     q = q[:, :2] / q[:, 2:]
@@ -250,6 +260,15 @@ def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: t
         if len(cache) < 256:
             cache[key] = got
     return got
+
+
+@functools.lru_cache(maxsize=64)
+def _square(cx: float, cy: float, rx: float, ry: float | None = None) -> np.ndarray:
+    """(4, 3) homogeneous corners of the rectangle rx (and ry, else rx) either side of (cx, cy),
+    anticlockwise from (cx - rx, cy - ry) (read-only; made once per size)."""
+    ry = rx if ry is None else ry
+    return _readonly(np.array([[cx - rx, cy - ry, 1.0], [cx + rx, cy - ry, 1.0], [cx + rx, cy + ry, 1.0],
+                               [cx - rx, cy + ry, 1.0]]))
 
 
 def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
@@ -321,9 +340,6 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
                                  size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
     on_sheet = G.on_sheet
-    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
-    # and a tall tower's hands may show only there. The tray's rim between is left out.
-    table = G.off_rim & in_img if band > 0 else np.zeros(in_img.shape, bool)
     outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
     # (P[r, 0] * jj + P[r, 1] * ii + P[r, 2]): the products taken once per column and once per
@@ -335,9 +351,12 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     np.divide(P[1, 0] * j1 + P[1, 1] * i1 + P[1, 2], den, out=xy[..., 1])
     gains = gains if gains is not None else np.ones(3, np.float32)
     tower = _tower_cells(hc, tray, reg, M, z_top, in_img.shape)
-    table &= ~tower
+    seen = in_img & ~tower  # (the image has it and no tower covers it)
+    # the table round the tray (its own colour, this frame's median): arms cross it on their way in
+    # and a tall tower's hands may show only there. The tray's rim between is left out.
+    table = G.off_rim & seen if band > 0 else np.zeros(in_img.shape, bool)
     on_table = np.flatnonzero(table)
-    table_med = _median_rows(warped.reshape(-1, 3)[on_table]) if len(on_table) >= 30 else None
+    table_med = _median_u8(warped8, table.view(np.uint8), len(on_table)) if len(on_table) >= 30 else None
     table_exp = table_med
     if table_med is not None and table_ref is not None:  # each cell its own remembered colour
         remembered = cv2.warpPerspective(table_ref.image, table_ref.to_small() @ M, size,
@@ -348,11 +367,13 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         t32 = np.asarray(tray_bgr, np.float32)
         planes = [pl / g32[c] for c, pl in enumerate(G.bg_planes or cv2.split(np.ascontiguousarray(G.bg_bgr)))]
         if all(math.isfinite(v) and abs(v) >= 1e-30 for v in g32.tolist()):
-            missing = G.bg_missing  # dividing by such gains keeps every finite cell finite
+            # dividing by such gains keeps every finite cell finite (the grid's flat indices of
+            # the others: a few cells, written faster than through a mask of them all)
+            missing = G.bg_missing_idx
         else:
-            missing = ~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2]))
+            missing = np.flatnonzero(~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2])))
         for c in range(3):
-            planes[c][missing] = t32[c]
+            planes[c].reshape(-1)[missing] = t32[c]
             if table_exp is not None:
                 planes[c].reshape(-1)[on_table] = table_exp[..., c]
         exp = cv2.merge(planes)
@@ -360,7 +381,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         exp = np.broadcast_to(np.asarray(tray_bgr, np.float32), in_img.shape + (3,)).copy()
         if table_exp is not None:
             exp.reshape(-1, 3)[on_table] = table_exp
-    known = ((on_sheet & in_img) | table) & ~G.marker & ~tower
+    # ((on_sheet & in_img) | table) & ~marker & ~tower, from the grid's own part made once
+    known = G.clear[0 if band > 0 else 1] & seen
     # the table and the tray are lit differently: each gets its own light surface
     changed, ruffled, shady = _tray_change(hc, warped, exp, [known & ~table, known & table], G.ground, G.design)
     fg = changed & known
@@ -369,7 +391,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     if k > 1:
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
     fg &= ~_even_shadows(hc, fg, shady & ~table)
-    rim = ~on_sheet & ~G.off_rim & in_img & ~tower if band > 0 else None
+    rim = G.clear[2] & seen if band > 0 else None
     ruffled &= known & ~fg
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
     return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None,
@@ -449,8 +471,8 @@ def _skin_hues(lo: float, hi: float) -> np.ndarray:
 def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
                   rounds: int = 2, design: np.ndarray | None = None, lit_share: float = 0.0, lit_above: float = 0.14,
                   lit_chroma: float = 0.05, from_expected: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(chroma, shift) of the cells of each region against the bare surface behind them, room
-    light taken out (cells in no region: 0, 0).
+    """(chroma, shift) of the cells of each region (disjoint masks) against the bare surface
+    behind them, room light taken out (cells in no region: 0, 0).
 
     Log colour difference per channel, minus a quadratic surface over the region fitted to its
     cells (robustly: most of it is bare): that removes a light gradient, a lamp's fall-off and a
@@ -463,22 +485,31 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     shift = np.zeros(n, np.float32)
     if design is None:
         design = _design(xy)
-    px3, ref3 = px.reshape(-1, 3), ref.reshape(-1, 3)
+    # every region's cells in one gather (the regions are disjoint), each region's in a block;
+    # where the surface is fitted, the third of the cells that pins it down comes first in the
+    # block, so that the fit's passes run on rows in a row
+    parts = []
     for region in regions:
         idx = np.flatnonzero(region)
-        if len(idx) == 0:
-            continue
-        # (np.take: the rows gathered faster than by indexing)
-        d = cv2.log(np.take(px3, idx, axis=0).astype(np.float32, copy=False) + 4.0)
-        d -= cv2.log(np.take(ref3, idx, axis=0).astype(np.float32, copy=False) + 4.0)
-        X = np.take(design, idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
-        if len(idx) >= 90:
-            Df, Xf = d[::3], X[::3]  # a third of the cells pin the surface down
+        parts.append(np.concatenate((idx[::3], idx[1::3], idx[2::3])) if len(idx) >= 90 else idx)
+    idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if len(idx) == 0:
+        return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+    # (take: the rows gathered faster than by indexing)
+    d = cv2.log(px.reshape(-1, 3).take(idx, axis=0).astype(np.float32, copy=False) + 4.0)
+    d -= cv2.log(ref.reshape(-1, 3).take(idx, axis=0).astype(np.float32, copy=False) + 4.0)
+    X = design.take(idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
+    end = 0
+    for part in parts:
+        start, end = end, end + len(part)
+        if len(part) >= 90:
+            third = start + (len(part) + 2) // 3
+            Df, Xf = d[start:third], X[start:third]
             coef = _robust_surface(Df, Xf, _fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
                 coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
-            d -= X @ coef
-        shift[idx], chroma[idx] = _shift_and_chroma(d)
+            d[start:end] -= X[start:end] @ coef
+    shift[idx], chroma[idx] = _shift_and_chroma(d)
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
@@ -504,9 +535,24 @@ def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
 
 
 def _rows_within(r: np.ndarray, trim: float) -> np.ndarray:
-    """Per row of residuals (N, 3): whether all three lie within +-trim."""
-    r = np.abs(r)
-    return (r[:, 0] < trim) & (r[:, 1] < trim) & (r[:, 2] < trim)
+    """Per row of residuals (N, 3, float32 or float64): whether all three lie within +-trim, as
+    uint8 (255: within; count it, or gather rows with it by `compress`, not by indexing).
+    (One cv2.inRange over the rows as three-channel pixels instead of six NumPy passes; its
+    bounds are inclusive, so they are the float just inside trim: |r| < trim as NumPy compares
+    it, in r's own precision. NaN is within neither.)"""
+    if trim <= 0 or r.dtype not in (np.float32, np.float64):
+        a = np.abs(r)
+        return ((a[:, 0] < trim) & (a[:, 1] < trim) & (a[:, 2] < trim)).view(np.uint8) * np.uint8(255)
+    lo, hi = _inside(float(trim), r.dtype.type)
+    return cv2.inRange(r.reshape(-1, 1, 3), lo, hi).reshape(-1)
+
+
+@functools.lru_cache(maxsize=16)
+def _inside(trim: float, ftype: type) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """cv2.inRange's bounds for |v| < trim in the float type ftype (the nearest float below
+    trim as ftype rounds it), for three channels."""
+    b = float(np.nextafter(ftype(trim), ftype(0)))
+    return (-b, -b, -b), (b, b, b)
 
 
 def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
@@ -521,16 +567,17 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: flo
     than the fit by a sixth, seen as an arm (synthetic 8602/0021, 9602/0023)."""
     coef = np.zeros((6, 3), np.float32)
     coef[0] = start
-    Xf64 = Df64 = None
+    XD = None
     last = None
     for _ in range(rounds):
         inl = _rows_within(Df - Xf @ coef, trim)  # the largest of the three under trim
-        if np.count_nonzero(inl) < 30 or (last is not None and np.array_equal(inl, last)):
+        taken = inl.tobytes()  # (the rows taken compared as bytes: np.array_equal's overhead is more)
+        if np.count_nonzero(inl) < 30 or taken == last:
             break
-        if Xf64 is None:  # converted once, not each round
-            Xf64, Df64 = Xf.astype(np.float64), Df.astype(np.float64)
-        coef = _least_squares(Xf, Df, inl, Xf64, Df64)
-        last = inl
+        if XD is None:  # converted once, not each round, side by side: each round's rows in one gather
+            XD = np.concatenate((Xf, Df), axis=1, dtype=np.float64)
+        coef = _least_squares(Xf, Df, inl, XD)
+        last = taken
     return coef
 
 
@@ -592,48 +639,75 @@ def _median_rows(a: np.ndarray) -> np.ndarray:
     p = np.ascontiguousarray(a.T)
     p.partition(h, axis=1)
     m = p[:, h].copy() if n % 2 else (p[:, :h].max(axis=1) + p[:, h]) / 2
-    nan = np.isnan(p[:, h:]).any(axis=1)  # NaN sorts last; np.median gives NaN where a column has one
+    # NaN sorts last; np.median gives NaN where a column has one (a maximum is NaN where a NaN is
+    # among the values: a third of the time of isnan().any())
+    nan = np.isnan(p[:, h:].max(axis=1))
     if nan.any():
         m[nan] = np.nan
     return m
 
 
-def _median1(a: np.ndarray):
-    """np.median of a 1-D array (the same value), without its per-call overhead."""
+def _median_u8(img8: np.ndarray, mask: np.ndarray | None, n: int) -> np.ndarray:
+    """Per channel, the median of an 8-bit three-channel image's `n` pixels under `mask` (uint8;
+    None: all of them) as float32: `_median_rows` of them as float32, the same values, from
+    their histograms (a third of the time of partitioning them). Order statistics of whole
+    numbers, and the mean of two of them, are exact in float32."""
+    h = n // 2
+    # the three channels' counts one after the other, added up (float32 counts are exact): the
+    # k-th smallest of channel c is where that passes c * n + k
+    cum = np.concatenate([cv2.calcHist([img8], [c], mask, [256], [0, 256]) for c in range(3)]).reshape(-1).cumsum()
+    hi = (np.searchsorted(cum, _ORDER * n + h, side="right") - _CHANNEL_START).astype(np.float32)
+    if n % 2:
+        return hi
+    lo = (np.searchsorted(cum, _ORDER * n + (h - 1), side="right") - _CHANNEL_START).astype(np.float32)
+    return (lo + hi) / 2
+
+
+_ORDER = _readonly(np.arange(3))
+_CHANNEL_START = _readonly(np.arange(3) * 256)
+
+
+def _median1(a: np.ndarray, scratch: bool = False):
+    """np.median of a 1-D array (the same value), without its per-call overhead. `scratch`: a
+    is the caller's own copy, which may be reordered (not copied again)."""
     n = len(a)
     if n == 0:
         return np.median(a)
     h = n // 2
-    p = np.array(a)
+    p = a if scratch else np.array(a)
     p.partition(h)
-    if np.isnan(p[h:]).any():  # NaN sorts last
+    top = p[h:].max()  # NaN sorts last, and the maximum is NaN where one is among them
+    if top != top:
         return p.dtype.type(np.nan)
     return p[h] if n % 2 else (p[:h].max() + p[h]) / 2
 
 
-def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None, Xd: np.ndarray | None = None,
-                   Dd: np.ndarray | None = None) -> np.ndarray:
-    """Least-squares coefficients of D on X's six columns (of the `rows` only, if given) through
-    the normal equations (a 6 x 6 solve: a tenth of an SVD's time on the few thousand cells; X's
-    columns are scaled to about 1, so the equations are well conditioned); lstsq where they are
-    singular. Xd, Dd: X and D already in float64 (the robust fit's rounds convert them once)."""
-    Xd = X.astype(np.float64) if Xd is None else Xd
-    Dd = D.astype(np.float64) if Dd is None else Dd
+def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None,
+                   XD: np.ndarray | None = None) -> np.ndarray:
+    """Least-squares coefficients of D on X's six columns (of the `rows` only, if given: bool, or
+    uint8 as `_rows_within` gives them) through the normal equations (a 6 x 6 solve: a tenth of
+    an SVD's time on the few thousand cells; X's columns are scaled to about 1, so the equations
+    are well conditioned); lstsq where they are singular. XD: X and D side by side in float64
+    (the robust fit's rounds convert them once; the products of its column views are the
+    contiguous arrays' to the bit)."""
+    Z = np.concatenate((X, D), axis=1, dtype=np.float64) if XD is None else XD
     if rows is not None:
-        Xd, Dd = np.compress(rows, Xd, axis=0), np.compress(rows, Dd, axis=0)  # (Xd[rows], three times faster)
+        Z = Z.compress(rows, axis=0)  # (Z[rows] for bool rows, three times faster)
+    Xd, Dd = Z[:, :6], Z[:, 6:]
     try:
         return np.linalg.solve(Xd.T @ Xd, Xd.T @ Dd).astype(np.float32)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(X if rows is None else X[rows], D if rows is None else D[rows], rcond=None)[0].astype(np.float32)
+        Xr, Dr = (X, D) if rows is None else (X.compress(rows, axis=0), D.compress(rows, axis=0))
+        return np.linalg.lstsq(Xr, Dr, rcond=None)[0].astype(np.float32)
 
 
 def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
     """Each cell's standard deviation of `a` over its 3 x 3 neighbours of the same region."""
     out = np.zeros(a.shape, np.float32)
     for region in regions:
-        w = region.astype(np.float32)
         v = np.where(region, a, 0).astype(np.float32, copy=False)
-        n = cv2.boxFilter(w, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
+        # (the neighbours counted straight from the mask's bytes into float32: whole numbers, exact)
+        n = cv2.boxFilter(region.view(np.uint8), cv2.CV_32F, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
         np.maximum(n, 1.0, out=n)
         mu = cv2.boxFilter(v, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)
         mu /= n
@@ -688,7 +762,7 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     k = float(hc["noise_k"])
     for region in regions:
         if k > 0 and np.count_nonzero(region) >= 30:
-            np.maximum(need, k * float(_median1(np.compress(region.ravel(), chroma))), out=need, where=region)
+            np.maximum(need, k * float(_median1(np.compress(region.ravel(), chroma), True)), out=need, where=region)
     brighter = shift > math.log(float(hc["bright"]))
     tb = float(hc.get("table_bright", 0.0))
     if tb > 0 and len(regions) > 1:
@@ -720,7 +794,7 @@ def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: f
     for region in regions:
         if np.count_nonzero(region) < 30:
             continue
-        out |= region & (rip > max(floor, k * float(_median1(np.compress(region.ravel(), rip)))))
+        out |= region & (rip > max(floor, k * float(_median1(np.compress(region.ravel(), rip), True))))
     return out
 
 
@@ -746,31 +820,31 @@ def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
 def _ripple(a: np.ndarray, regions: list[np.ndarray], cells: int) -> np.ndarray:
     """Each cell's ripple of `a` over the `cells` cells round it along a row and along a column,
     the larger: the total of the steps between neighbours less what they add up to (0 where it
-    only rises or only falls). Steps into another region or out of all are left out."""
-    rid = np.zeros(a.shape, np.uint8)
-    for k, region in enumerate(regions, 1):
-        rid[region] = k
+    only rises or only falls). Steps into another region or out of all are left out. (Cells in
+    no region hold what their neighbours' steps give: `_ruffled` reads the regions' cells only.)"""
     v = a.astype(np.float32, copy=False)
     out = None
     # (OpenCV's sizes are (width, height): the steps down a column are summed down it)
-    for ksize, d in (((1, cells - 1), _steps(v, rid, 0)), ((cells - 1, 1), _steps(v, rid, 1))):
+    for ksize, d in (((1, cells - 1), _steps(v, regions, 0)), ((cells - 1, 1), _steps(v, regions, 1))):
         tv = cv2.boxFilter(np.abs(d), -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT)
         tv -= np.abs(cv2.boxFilter(d, -1, ksize, normalize=False, borderType=cv2.BORDER_CONSTANT))
         out = tv if out is None else np.maximum(out, tv, out=out)
-    out[rid == 0] = 0
     return out
 
 
-def _steps(v: np.ndarray, rid: np.ndarray, axis: int) -> np.ndarray:
+def _steps(v: np.ndarray, regions: list[np.ndarray], axis: int) -> np.ndarray:
     """The step from each cell to the next one down (axis 0) or right (axis 1), 0 where the two
-    lie in different regions or in none."""
+    lie in different regions (disjoint) or in none. (Taken only where both lie in one region,
+    instead of every step times that mask: the steps left out are +0 instead of a product's
+    -0, which the ripple's sums and their absolute values do not tell apart.)"""
     d = np.zeros(v.shape, np.float32)
-    if axis == 0:
-        np.subtract(v[1:], v[:-1], out=d[:-1])
-        d[:-1] *= (rid[1:] == rid[:-1]) & (rid[1:] > 0)
-    else:
-        np.subtract(v[:, 1:], v[:, :-1], out=d[:, :-1])
-        d[:, :-1] *= (rid[:, 1:] == rid[:, :-1]) & (rid[:, 1:] > 0)
+    here, there = (np.s_[:-1], np.s_[1:]) if axis == 0 else (np.s_[:, :-1], np.s_[:, 1:])
+    same = None
+    for region in regions:
+        both = region[there] & region[here]
+        same = both if same is None else np.logical_or(same, both, out=same)
+    if same is not None:
+        np.subtract(v[there], v[here], out=d[here], where=same)
     return d
 
 
@@ -779,11 +853,9 @@ def _tower_cells(hc: Mapping, tray: Tray, reg: Registration, M: np.ndarray, z_to
     """Cells through which the camera sees the tower (its whole box, floor to top face)."""
     cx, cy = tray.tower_center
     r = tray.footprint_half + float(hc["tower_pad_mm"])
-    sq = np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]])
     top = min(max(0.0, float(z_top)), float(reg.camera.center[2]) * 0.9)  # a top above the lens is a misreading
     # reg.to_image at both heights and apply_h, written out (the same products)
-    sqh = np.ones((4, 3))
-    sqh[:, :2] = sq
+    sqh = _square(cx, cy, r)
     uvh = np.ones((8, 3))
     for rows, zz in ((slice(0, 4), 0.0), (slice(4, 8), top)):
         p = sqh @ reg.camera.plane_homography(zz).T

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 import cv2
 import numpy as np
 
-from vision.hands import HandMask
+from vision.hands import HandMask, _median_u8
 
 
 def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
@@ -33,7 +33,7 @@ def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
     if len(px) < int(sc.get("least_cells", 8)):
         return None
     lab = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8).reshape(-1, 1, 3), cv2.COLOR_BGR2Lab)
-    arm = np.median(lab.reshape(-1, 3).astype(np.float32), axis=0)
+    arm = _median_u8(lab, None, len(lab))  # (np.median of the float32 rows, the same values, from histograms)
     if float(np.hypot(arm[1] - 128.0, arm[2] - 128.0)) < float(sc.get("least_chroma", 0.0)):
         return None
     return arm

@@ -10,6 +10,7 @@ of the sheet in view; the top-face search then corrects the loose tilt).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Collection, Mapping
@@ -378,11 +379,17 @@ def _lined_up(cfg: Mapping, obj: np.ndarray, img: np.ndarray) -> tuple[np.ndarra
     if tol <= 0 or len(obj) <= 8:
         return obj, img, None
     H, _ = cv2.findHomography(obj, img, 0)
-    if H is not None and np.max(np.linalg.norm(apply_h(H, obj) - img, axis=1)) <= tol:
+    if H is not None and _largest_norm(apply_h(H, obj) - img) <= tol:
         return obj, img, H  # every corner fits: nothing to leave out
     _, inl = cv2.findHomography(obj, img, cv2.RANSAC, tol)
     keep = inl is not None and 8 <= int(inl.sum()) < len(obj)
     return (obj[inl.ravel() > 0], img[inl.ravel() > 0], None) if keep else (obj, img, H)
+
+
+def _largest_norm(d: np.ndarray) -> float:
+    """np.max(np.linalg.norm(d, axis=1)) of (N, 2) vectors (the same sums), without the wrappers."""
+    s = d * d
+    return float(np.sqrt(s[:, 0] + s[:, 1]).max())
 
 
 def focal_from_homography(H: np.ndarray, width: int, height: int) -> float | None:
@@ -430,7 +437,8 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
         raise TrayNotFound("cannot find the tray: the camera pose does not fit its markers")
     rvec, tvec = cv2.solvePnPRefineLM(obj3, img.astype(np.float64), K, None, rvec, tvec)
     cam = Camera(K, rvec.reshape(3), tvec.reshape(3))
-    err = float(np.sqrt(np.mean(np.sum((cam.project(obj3) - img) ** 2, axis=1))))
+    sq = (cam.project(obj3) - img) ** 2
+    err = math.sqrt(float((sq[:, 0] + sq[:, 1]).sum()) / len(sq))  # (np.sqrt(np.mean(np.sum(sq, axis=1))), written out)
     if cam.center[2] <= 0:
         raise TrayNotFound("cannot find the tray: the markers seem to be seen from below")
     max_err = float(cfg.get("tray", {}).get("max_reprojection_px", 6.0))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.hands import _Blobs, _cheb, _design, _mean0, _median1, _median_rows, _min_dist, _norms, _percentiles
+from vision.hands import (_Blobs, _cheb, _design, _least_squares, _mean0, _median1, _median_rows, _median_u8, _min_dist,
+                          _norms, _percentiles, _rows_within)
 
 
 def test_order_statistics_match_numpy():
@@ -58,3 +59,38 @@ def test_design_and_blobs():
     for k in range(5):
         i, pts = blobs(k)
         assert np.array_equal(pts, xy[lab == k]) and np.array_equal(i, np.flatnonzero(lab == k))
+
+
+def test_rows_within_is_numpys_comparison():
+    """_rows_within's one cv2.inRange: |r| < trim as NumPy compares it, in float32 and float64,
+    at the bounds and for NaN."""
+    rng = np.random.default_rng(7)
+    for dtype in (np.float32, np.float64):
+        t = dtype(0.08)
+        r = (rng.standard_normal((3000, 3)) * 0.08).astype(dtype)
+        r[:6] = [[t, 0, 0], [np.nextafter(t, dtype(0)), 0, 0], [0, -t, 0], [0, 0, -np.nextafter(t, dtype(0))],
+                 [np.nan, 0, 0], [-0.0, np.inf, 0]]
+        a = np.abs(r)
+        want = (a[:, 0] < 0.08) & (a[:, 1] < 0.08) & (a[:, 2] < 0.08)
+        for rows in (r, r[::3]):
+            got = _rows_within(rows, 0.08)
+            w = want if rows is r else want[::3]
+            assert got.dtype == np.uint8 and np.array_equal(got > 0, w)
+
+
+def test_least_squares_rows_as_uint8_and_median_of_8_bits():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((500, 6)).astype(np.float32)
+    D = rng.standard_normal((500, 3)).astype(np.float32)
+    rows = rng.random(500) < 0.7
+    Xr, Dr = X[rows].astype(np.float64), D[rows].astype(np.float64)
+    want = np.linalg.solve(Xr.T @ Xr, Xr.T @ Dr).astype(np.float32)
+    assert np.array_equal(_least_squares(X, D, rows), want)
+    assert np.array_equal(_least_squares(X, D, rows.view(np.uint8) * np.uint8(255)), want)
+    for n in (30, 31, 1000, 1001):
+        img = rng.integers(0, 256, (40, 40, 3), dtype=np.uint8)
+        mask = np.zeros((40, 40), np.uint8)
+        mask.ravel()[rng.choice(1600, n, replace=False)] = 1
+        got = _median_u8(img, mask, n)
+        want = _median_rows(img.reshape(-1, 3)[mask.ravel() > 0].astype(np.float32))
+        assert got.dtype == np.float32 and np.array_equal(got, want)
