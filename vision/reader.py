@@ -12,6 +12,7 @@ import ctypes
 import json
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -244,13 +245,21 @@ def _block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> tuple[list[tup
 
 def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, ...]) -> np.ndarray:
     """Probabilities in the order of `classes` (a class the model never saw gets ~0)."""
-    out = np.full((len(X), len(classes)), 1e-6)
     if model is None:
         return np.full((len(X), len(classes)), 1.0 / len(classes))
     P = model.proba(X)
-    src = [j for j, c in enumerate(model.classes) if c in classes]
-    out[:, [classes.index(model.classes[j]) for j in src]] = P[:, src]  # (one copy, not one a class)
-    return out / out.sum(axis=1, keepdims=True)
+    src, dst = _class_places(tuple(model.classes), classes)
+    out = np.full((len(X), len(classes)), 1e-6)
+    out[:, dst] = P[:, src]  # (one copy, not one a class)
+    return out / np.add.reduce(out, axis=1, keepdims=True)  # (what .sum calls)
+
+
+@lru_cache(maxsize=64)
+def _class_places(learnt: tuple[str, ...], classes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Which of a model's classes are among `classes`, and where each goes there (worked out
+    once per pair, not per call: the slot models run some nine times a frame)."""
+    src = [j for j, c in enumerate(learnt) if c in classes]
+    return np.array(src, np.intp), np.array([classes.index(learnt[j]) for j in src], np.intp)
 
 
 def glyph_probs(model: LinearModel | None, X: np.ndarray, turns: int = 2) -> np.ndarray:
