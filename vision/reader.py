@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import json
 import math
+import operator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -232,15 +233,23 @@ def block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> list[tuple[str,
 def _block_posterior(p_color: np.ndarray, p_glyph: np.ndarray) -> tuple[list[tuple[str, float]], float]:
     """block_posterior, and how much of the two models' probability lies on blocks that exist
     (the joint's sum before it is normalised: how far colour and glyph agree, `slot_readings`)."""
-    pc = np.asarray(p_color, dtype=np.float64)
-    pg = np.asarray(p_glyph, dtype=np.float64)
-    joint = np.empty(len(BLOCK_NAMES))
-    np.multiply(pc[:4, None], pg[None, :7], out=joint[:-1].reshape(4, 7))
-    joint[-1] = pc[4] * pg[7]
-    agreement = sum(joint.tolist())  # (summed in order, as a Python sum)
-    post = joint / (agreement or 1.0)
-    vals = post.tolist()
-    return [(BLOCK_NAMES[k], vals[k]) for k in np.argsort(-post, kind="stable").tolist()], agreement
+    # (on Python floats: 29 products and a sort cost less so than NumPy's calls on so few values;
+    # each product, the sum in order and each quotient round as NumPy's float64 do)
+    pc, pg = _floats(p_color), _floats(p_glyph)
+    joint = [c * g for c in pc[:4] for g in pg[:7]]
+    joint.append(pc[4] * pg[7])
+    agreement = sum(joint)
+    d = agreement or 1.0
+    vals = [j / d for j in joint]
+    if agreement != agreement:  # (a NaN: NumPy's stable argsort puts it last, as a Python sort need not)
+        return [(BLOCK_NAMES[k], vals[k]) for k in np.argsort(-np.array(vals), kind="stable").tolist()], agreement
+    # (sorted with reverse keeps equal values in their order, as the stable argsort of -post did)
+    return [(BLOCK_NAMES[k], vals[k]) for k in sorted(range(len(vals)), key=vals.__getitem__, reverse=True)], agreement
+
+
+def _floats(v) -> list[float]:
+    """A row of probabilities as Python floats (each exactly its float64 value)."""
+    return v.tolist() if isinstance(v, np.ndarray) and v.dtype == np.float64 else [float(x) for x in v]
 
 
 def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, ...]) -> np.ndarray:
@@ -249,9 +258,11 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
         return np.full((len(X), len(classes)), 1.0 / len(classes))
     P = model.proba(X)
     src, dst = _class_places(tuple(model.classes), classes)
-    out = np.full((len(X), len(classes)), 1e-6)
+    out = np.empty((len(X), len(classes)))
+    out.fill(1e-6)  # (np.full's wrapper costs more than the fill)
     out[:, dst] = P[:, src]  # (one copy, not one a class)
-    return out / np.add.reduce(out, axis=1, keepdims=True)  # (what .sum calls)
+    out /= np.add.reduce(out, axis=1, keepdims=True)  # (what .sum calls; in place: no temporary)
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -275,8 +286,10 @@ def glyph_probs(model: LinearModel | None, X: np.ndarray, turns: int = 2) -> np.
     sure 4 and 43% of its kits' visible slots went wrong."""
     classes = GLYPHS + (NO_GLYPH,)
     P = _class_probs(model, X, classes).reshape(-1, turns, len(classes))
-    g = np.concatenate([P[:, :, :-1].max(axis=1), P[:, :, -1:].min(axis=1)], axis=1)
-    g = g / g.sum(axis=1, keepdims=True)
+    g = np.empty((len(P), len(classes)))  # (both reductions straight into one array: no concatenate)
+    np.maximum.reduce(P[:, :, :-1], axis=1, out=g[:, :-1])
+    np.minimum.reduce(P[:, :, -1], axis=1, out=g[:, -1])
+    g /= np.add.reduce(g, axis=1, keepdims=True)
     return g[:, :-1]
 
 
@@ -358,8 +371,8 @@ def _memo(memo: dict | None, key: tuple, inputs: tuple, make):
     if memo is None:
         return make()
     got = memo.get(key)
-    if got is not None and len(got[0]) == len(inputs) and all(a is b for a, b in zip(got[0], inputs)):
-        return got[1]
+    if got is not None and len(got[0]) == len(inputs) and all(map(operator.is_, got[0], inputs)):
+        return got[1]  # (map of operator.is_: no generator's frame a step; ~37 calls a frame)
     val = make()
     memo[key] = (inputs, val)  # (holding the inputs: no other object can take their ids meanwhile)
     return val
@@ -584,6 +597,12 @@ def _at_search_end(p: Pipeline, ink: tuple[float, float]) -> bool:
     return half > 0 and abs(ink[0]) >= half - 0.5
 
 
+def _best_joint(ev: SlotEvidence) -> np.ndarray:
+    """Per slot: the likeliest colour's probability times the likeliest glyph's (the ufunc's
+    reduce, not the .max method's wrapper)."""
+    return np.maximum.reduce(ev.p_col, axis=1) * np.maximum.reduce(ev.p_gly, axis=1)
+
+
 def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading]) -> list[int]:
     """The slots read empty although their colour and glyph are both read well (their product
     at decision.contested_above or more). The empty reading stands (the occupancy model
@@ -596,7 +615,7 @@ def contested_empties(p: Pipeline, ev: SlotEvidence, slots: Sequence[SlotReading
     in view +3 and orientations +3 against 0.6 (the reading across it sends more lone blocks to),
     slots in all +10, one reading fewer wrong and sure; 0.45 named more blocks under hands
     wrongly, and 0.4 lost 8 slots in view."""
-    sure = ev.p_col.max(axis=1) * ev.p_gly.max(axis=1) >= float(p.cfg["decision"]["contested_above"])
+    sure = _best_joint(ev) >= float(p.cfg["decision"]["contested_above"])
     return [s for s, r in enumerate(slots) if r.block is None and bool(sure[s])]
 
 
@@ -666,7 +685,7 @@ def occupancy_with_glyph(dc: Mapping, p_occ: np.ndarray, p_col: np.ndarray, p_gl
     k = float(dc.get("glyph_block_odds", 1.0))
     if k == 1.0:
         return p_occ
-    sure = p_col.max(axis=1) * p_gly.max(axis=1) >= float(dc.get("glyph_sure_above", 1.0))
+    sure = np.maximum.reduce(p_col, axis=1) * np.maximum.reduce(p_gly, axis=1) >= float(dc.get("glyph_sure_above", 1.0))
     odds = p_occ / np.maximum(1.0 - p_occ, 1e-9) * k
     return np.where(sure, odds / (1.0 + odds), p_occ)
 
@@ -691,7 +710,7 @@ def reading_evidence(ev: SlotEvidence, empty_weight: float, covered: np.ndarray 
     across) add nothing. A slot surely empty is as good a reading as a block surely read; and
     a reading of three empty slots (a full top seen across, each slot cut into three by the
     seams) is no reading of a top at all."""
-    best = ev.p_col.max(axis=1) * ev.p_gly.max(axis=1)
+    best = _best_joint(ev)
     per_slot = ev.p_occ * best + empty_weight * (1.0 - ev.p_occ)
     if covered is not None:
         per_slot = (1.0 - covered) * per_slot + covered * covered_value
@@ -746,7 +765,7 @@ def glyph_seen(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
 
 def _named_surely(p: Pipeline, p_gly: np.ndarray) -> np.ndarray:
     """Per row of glyph probabilities: whether the likeliest glyph reaches decision.glyph_seen_above."""
-    return p_gly.max(axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
+    return np.maximum.reduce(p_gly, axis=1) >= float(p.cfg["decision"].get("glyph_seen_above", 0.0))
 
 
 def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
@@ -760,17 +779,19 @@ def slot_readings(p: Pipeline, ev: SlotEvidence) -> tuple[SlotReading, ...]:
     cannot carry became a sure block (synthetic 28/0021: a purplish blue 2 read wild at 0.74,
     yellow at 0.25, and given as a yellow 2 at 0.96)."""
     ev = as_read(p, ev)
-    held = blocks_held(p, ev)
+    held = blocks_held(p, ev).tolist()
     trust = float(p.cfg["decision"].get("moved_glyph_trust", 1.0))
     agree_below = float(p.cfg["decision"].get("colour_glyph_agree_below", 0.0))
+    occ, cols, glys = ev.p_occ.tolist(), ev.p_col.tolist(), ev.p_gly.tolist()  # (Python floats: no 0-d arrays)
+    moved = ev.moved.tolist() if ev.moved is not None else [False] * 3
     slots = []
     for s in range(3):
-        post, agreement = _block_posterior(ev.p_col[s], ev.p_gly[s])
-        cands = tuple((n, round(q * float(ev.p_occ[s]), 4)) for n, q in post[:3])
+        post, agreement = _block_posterior(cols[s], glys[s])
+        cands = tuple((n, round(q * occ[s], 4)) for n, q in post[:3])
         if not held[s]:
-            slots.append(SlotReading(None, float(1 - ev.p_occ[s]), cands))
+            slots.append(SlotReading(None, 1 - occ[s], cands))
         else:
-            conf = float(ev.p_occ[s] * post[0][1]) * (trust if ev.moved is not None and ev.moved[s] else 1.0)
+            conf = occ[s] * post[0][1] * (trust if moved[s] else 1.0)
             if agreement < agree_below:
                 conf = min(conf, agreement)
             slots.append(SlotReading(Block.parse(post[0][0]), conf, cands))
@@ -938,7 +959,7 @@ def weakly_read(p: Pipeline, ev: SlotEvidence) -> bool:
     26 of 1072 first readings on the kits pay for that second reading (157 at 0.9, for no more
     right readings). A reading of no block is left alone: hands cover that top, and the other
     orientation read under them won on 12 of 13 such frames of the kits, wrongly on 11."""
-    weak = ev.p_col.max(axis=1) * ev.p_gly.max(axis=1) < float(p.cfg["decision"].get("second_look_below", 0.0))
+    weak = _best_joint(ev) < float(p.cfg["decision"].get("second_look_below", 0.0))
     return bool((blocks_held(p, ev) & weak).any())
 
 
