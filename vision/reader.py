@@ -257,20 +257,25 @@ def _class_probs(model: LinearModel | None, X: np.ndarray, classes: tuple[str, .
     if model is None:
         return np.full((len(X), len(classes)), 1.0 / len(classes))
     P = model.proba(X)
-    src, dst = _class_places(tuple(model.classes), classes)
-    out = np.empty((len(X), len(classes)))
-    out.fill(1e-6)  # (np.full's wrapper costs more than the fill)
-    out[:, dst] = P[:, src]  # (one copy, not one a class)
+    src, dst, order = _class_places(tuple(model.classes), classes)
+    if order is not None and P.dtype == np.float64:
+        out = P.take(order, axis=1)  # (every class learnt: one gather, no fill and no scatter)
+    else:
+        out = np.empty((len(X), len(classes)))
+        out.fill(1e-6)  # (np.full's wrapper costs more than the fill)
+        out[:, dst] = P[:, src]  # (one copy, not one a class)
     out /= np.add.reduce(out, axis=1, keepdims=True)  # (what .sum calls; in place: no temporary)
     return out
 
 
 @lru_cache(maxsize=64)
-def _class_places(learnt: tuple[str, ...], classes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _class_places(learnt: tuple[str, ...], classes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Which of a model's classes are among `classes`, and where each goes there (worked out
-    once per pair, not per call: the slot models run some nine times a frame)."""
+    once per pair, not per call: the slot models run some nine times a frame); and when the
+    model learnt every one of `classes`, the model's column of each (else None)."""
     src = [j for j, c in enumerate(learnt) if c in classes]
-    return np.array(src, np.intp), np.array([classes.index(learnt[j]) for j in src], np.intp)
+    order = np.array([learnt.index(c) for c in classes], np.intp) if set(classes) <= set(learnt) else None
+    return np.array(src, np.intp), np.array([classes.index(learnt[j]) for j in src], np.intp), order
 
 
 def glyph_probs(model: LinearModel | None, X: np.ndarray, turns: int = 2) -> np.ndarray:
@@ -686,8 +691,17 @@ def occupancy_with_glyph(dc: Mapping, p_occ: np.ndarray, p_col: np.ndarray, p_gl
     if k == 1.0:
         return p_occ
     sure = np.maximum.reduce(p_col, axis=1) * np.maximum.reduce(p_gly, axis=1) >= float(dc.get("glyph_sure_above", 1.0))
-    odds = p_occ / np.maximum(1.0 - p_occ, 1e-9) * k
-    return np.where(sure, odds / (1.0 + odds), p_occ)
+    if p_occ.dtype != np.float64:
+        odds = p_occ / np.maximum(1.0 - p_occ, 1e-9) * k
+        return np.where(sure, odds / (1.0 + odds), p_occ)
+    # (on Python floats: each step rounds as NumPy's float64 does, without a call per step on 3 values)
+    out = []
+    for o, s in zip(p_occ.tolist(), sure.tolist()):
+        if s:
+            odds = o / max(1.0 - o, 1e-9) * k
+            o = odds / (1.0 + odds)
+        out.append(o)
+    return np.array(out)
 
 
 def as_read(p: Pipeline, ev: SlotEvidence) -> SlotEvidence:
