@@ -133,13 +133,18 @@ def color_features(labs: np.ndarray) -> np.ndarray:
     colour class, frame or not, channel) (OpenCV's 8-bit histogram; medians_u8 tells how), the
     coloured pixels' median is the whole patch's when it has 10 or fewer, and the hue histogram
     puts the pixels that are not coloured in two bins left out."""
-    S, ph, pw, _ = labs.shape
+    S = labs.shape[0]
     if S > 14:  # (the histogram's rows are 8-bit)
         return np.concatenate([color_features(labs[i:i + 14]) for i in range(0, S, 14)])
     labs = np.ascontiguousarray(labs)
+    return _color_features(labs, _std1(labs.reshape(S, -1, 3)[..., 0] * LAB_SCALE[0]))
+
+
+def _color_features(labs: np.ndarray, l_std: np.ndarray) -> np.ndarray:
+    """color_features of up to 14 contiguous patches, given each one's float L's deviation (S,)."""
+    S, ph, pw, _ = labs.shape
     N = ph * pw
     rows, hue_off, off, row_at, at, tiny = _colour_layout(S, ph, pw)
-    v8 = labs.reshape(S, N, 3)
     ab = _ab_index(labs).astype(np.intp)
     chroma = _BA_CHROMA.take(ab)
     code = _BA_CODE.take(ab)
@@ -177,7 +182,7 @@ def color_features(labs: np.ndarray) -> np.ndarray:
     np.copyto(med[:, 1], med[:, 0], where=(counts[:, :1] <= 10))  # too few coloured pixels: all of them
     return np.concatenate([
         _MED_LAB.take(med).reshape(S, 9), hist, counts / N,
-        (csum / N / 100)[:, None], (_std1(v8[..., 0] * LAB_SCALE[0]) / 100)[:, None],
+        (csum / N / 100)[:, None], (l_std / 100)[:, None],
     ], axis=1, dtype=np.float32)
 
 
@@ -305,9 +310,19 @@ def _median_rows(x: np.ndarray) -> np.ndarray:
 def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> np.ndarray:
     """(S, D) per patch: does a block lie here? A block's patch is one colour with edges at its long
     sides; an empty slot shows the level below: seams across the patch, 15 mm further down."""
+    S = labs.shape[0]
+    planes = np.ascontiguousarray(labs.transpose(3, 0, 1, 2))  # (3, S, h, w): each channel's pixels in a row
+    # a and b, a patch's channel to a row (the rows _std1 takes one by one)
+    spread_ab = _std1(np.subtract(planes[1:], np.float32(128.0)).reshape(2 * S, -1))
+    return _occupancy_features(cfg, labs, color_f, planes, spread_ab)
+
+
+def _occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray, planes: np.ndarray,
+                        ab_std: np.ndarray) -> np.ndarray:
+    """occupancy_features given the patches' 8-bit Lab planes (3, S, h, w) (a view of more
+    patches' will do) and the deviations of their float a and b (2 S,: a's rows, then b's)."""
     S, h, w, _ = labs.shape
     border, col_wins, row_wins, n_inner, starts, px = _occupancy_layout(h, w)
-    planes = np.ascontiguousarray(labs.transpose(3, 0, 1, 2))  # (3, S, h, w): each channel's pixels in a row
     g = _lab_steps(planes, border)
     gx, gy = g[0, :, 1:-1], g[1, :, 1:-1]
     band = gx[:, h // 6: h - h // 6]
@@ -346,8 +361,7 @@ def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> n
     dE2 += cv2.LUT(flat[2], sq[2])
     near = (dE2.reshape(1, S, h * w) < below).view(np.uint8).reshape(2 * S, -1)  # under 10, under 20
     tray = (cv2.reduce(near, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S) / (h * w)).reshape(2, S)
-    # a and b, a patch's channel to a row (the rows _std1 takes one by one)
-    spread_ab = (_std1(np.subtract(planes[1:], np.float32(128.0)).reshape(2 * S, -1)) / 50).reshape(2, S)
+    spread_ab = (ab_std / 50).reshape(2, S)
     steps = g[:, :, 1:-1].reshape(2 * S, -1)  # (each patch's steps in a row of its own: _mean1's sums)
     step_means = (np.add.reduce(steps, axis=1) / steps.shape[1] / 50).reshape(2, S)
     return np.column_stack([
@@ -357,6 +371,25 @@ def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> n
 
 
 _THIRD_PAIRS = np.array([[0, 0, 1], [2, 1, 2]])
+
+
+def slot_patch_features(cfg: Mapping, labs: np.ndarray, n_occ: int) -> tuple[np.ndarray, np.ndarray]:
+    """color_features of all the patches (S, h, w, 3) and occupancy_features of the first
+    `n_occ`, sharing their work: one transpose to channel planes for both, and one _std1 for
+    the float L of all and the float a and b of the first n_occ (each row's deviation is its
+    own, so every value is as the two functions give it alone; some 10 us a slot reading)."""
+    S, h, w, _ = labs.shape
+    if S > 14 or not 0 < n_occ <= S:
+        col = color_features(labs)
+        return col, occupancy_features(cfg, labs[:n_occ], col[:n_occ])
+    labs = np.ascontiguousarray(labs)
+    planes = np.ascontiguousarray(labs.transpose(3, 0, 1, 2))  # (3, S, h, w)
+    rows = np.empty((S + 2 * n_occ, h * w), np.float32)  # L of every patch, then a and b of the first n_occ
+    np.multiply(planes[0].reshape(S, -1), LAB_SCALE[0], out=rows[:S])
+    np.subtract(planes[1:, :n_occ].reshape(2, n_occ, -1), np.float32(128.0), out=rows[S:].reshape(2, n_occ, -1))
+    dev = _std1(rows)
+    col = _color_features(labs, dev[:S])
+    return col, _occupancy_features(cfg, labs[:n_occ], col[:n_occ], planes[:, :n_occ], dev[S:])
 
 
 @functools.lru_cache(maxsize=256)

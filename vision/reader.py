@@ -451,13 +451,13 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     glyphs = [_glyph(p, reg, img, z, orient, first + s, tray_bgr, memo) for s in range(3)]
     nominal, _, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first, [g[0] for g in glyphs])
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
-    feats = pf.color_features(labs)
+    feats, occ = pf.slot_patch_features(p.cfg, labs, 3)
     col = feats[:3].copy()
     col[list(again)] = feats[3:]
     col_labs = labs[:3].copy()
     col_labs[list(again)] = labs[3:]
     gly = [f for g in glyphs for f in g[1]]  # each slot's glyph as laid, then turned
-    return col_labs, col, np.array(gly), pf.occupancy_features(p.cfg, labs[:3], feats[:3])
+    return col_labs, col, np.array(gly), occ
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,21 @@ def test_three_patches_at_once_give_what_each_gives_alone():
         assert np.allclose(together_o[s], pf.occupancy_features(cfg, alone, c)[0], atol=1e-5)
 
 
+def test_colour_and_occupancy_together_give_what_each_gives_alone_bit_for_bit():
+    """slot_patch_features shares the two passes' work (the slot reading's colour patches,
+    some cut again, then the nominal three's occupancy): every value as each function gives it."""
+    rng = np.random.default_rng(7)
+    cfg = {"color": {"tray_ref_bgr": [180, 200, 210]}}
+    patches = [rng.integers(0, 256, (31, 94, 3)).astype(np.uint8) for _ in range(5)]
+    patches[2][:, 50:] = (40, 180, 60)
+    labs = pf.patch_labs(patches, np.array([1.05, 1.0, 0.9], np.float32))
+    for n in (1, 3, 5):
+        col, occ = pf.slot_patch_features(cfg, labs, n)
+        alone = pf.color_features(labs)
+        assert col.tobytes() == alone.tobytes()
+        assert occ.tobytes() == pf.occupancy_features(cfg, labs[:n], alone[:n]).tobytes()
+
+
 def test_among_several_cameras_the_top_is_the_good_peak_showing_the_face_largest():
     """Coarse heights come in one rising run per focal factor's camera: a local maximum near
     the best in any run counts, and the one whose face is largest on the tray plane (the
