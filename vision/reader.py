@@ -724,12 +724,14 @@ def reading_evidence(ev: SlotEvidence, empty_weight: float, covered: np.ndarray 
     across) add nothing. A slot surely empty is as good a reading as a block surely read; and
     a reading of three empty slots (a full top seen across, each slot cut into three by the
     seams) is no reading of a top at all."""
-    best = _best_joint(ev)
-    per_slot = ev.p_occ * best + empty_weight * (1.0 - ev.p_occ)
+    # (on Python floats: each step rounds as NumPy's float64 does, and NumPy sums and multiplies
+    # three values in order, as sum and math.prod do; no NumPy call per step on 3 values)
+    occ, best = ev.p_occ.tolist(), _best_joint(ev).tolist()
+    per_slot = [o * b + empty_weight * (1.0 - o) for o, b in zip(occ, best)]
     if covered is not None:
-        per_slot = (1.0 - covered) * per_slot + covered * covered_value
-    some_block = 1.0 - float(np.prod(1.0 - ev.p_occ)) if empty_weight > 0 else 1.0
-    return float(np.sum(per_slot)) * some_block
+        per_slot = [(1.0 - c) * v + c * covered_value for c, v in zip(_floats(covered), per_slot)]
+    some_block = 1.0 - math.prod([1.0 - o for o in occ]) if empty_weight > 0 else 1.0
+    return sum(per_slot) * some_block
 
 
 ARM_LAB = "arm colour"  # the memo's key for this frame's arm colour (skin.arm_lab; None: no hand)
