@@ -535,8 +535,8 @@ def end_chroma_gap(p: Pipeline, ev: SlotEvidence, slot: int) -> float:
     """How far apart the mean (a, b) of a slot's two ends lie (8-bit Lab units)."""
     e = end_width(p, ev)
     lab = ev.labs[slot]
-    _, a0, b0, _ = cv2.mean(np.ascontiguousarray(lab[:, :e]))
-    _, a1, b1, _ = cv2.mean(np.ascontiguousarray(lab[:, -e:]))
+    _, a0, b0, _ = cv2.mean(lab[:, :e])  # (OpenCV takes the strided columns as they are: no copy)
+    _, a1, b1, _ = cv2.mean(lab[:, -e:])
     return math.hypot(a0 - a1, b0 - b1)
 
 
@@ -660,17 +660,19 @@ def empties_out_of_view(p: Pipeline, reg: Registration, z: float, orient: str, f
     part of them, so an empty reading there is a guess (synthetic 707/0065: a tall tower
     leaning out of the picture, its red 4 half outside it, read empty)."""
     h, w = shape[:2]
-    Hz = reg.camera.plane_homography(z)
     out = []
     for s, r in enumerate(slots):
         if r.block is not None:
             continue
-        q = Hz @ np.column_stack([tl.slot_corners(p.tray, orient, s + first), np.ones(4)]).T
-        if (q[2] <= 0).any():
+        q = (reg.camera.plane_homography(z) @ np.column_stack([tl.slot_corners(p.tray, orient, s + first),
+                                                                 np.ones(4)]).T).tolist()
+        # (the four corners' tests on Python floats: the same quotients, no NumPy call a test)
+        if any(c <= 0 for c in q[2]):
             out.append(s)
             continue
-        x, y = q[0] / q[2], q[1] / q[2]
-        if (x < 0).any() or (x > w - 1).any() or (y < 0).any() or (y > h - 1).any():
+        xs = [a / c for a, c in zip(q[0], q[2])]
+        ys = [b / c for b, c in zip(q[1], q[2])]
+        if any(x < 0 or x > w - 1 for x in xs) or any(y < 0 or y > h - 1 for y in ys):
             out.append(s)
     return out
 
@@ -1045,7 +1047,8 @@ def recentred_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     offs = [inks[s] for s in np.flatnonzero(held) if inks[s] is not None]
     if not offs:
         return None
-    da, db = np.mean(np.array(offs, np.float64), axis=0)
+    # (their mean as np.mean takes it, on Python floats: summed in order from the first, then divided)
+    da, db = (sum(v[1:], v[0]) / len(offs) for v in zip(*(tuple(map(float, o)) for o in offs)))
     if math.hypot(da, db) < th:
         return None
     d = np.array([da, -db, 0.0]) if orient == "x" else np.array([db, da, 0.0])  # slot mm -> tray mm (slot_frame)
