@@ -364,10 +364,13 @@ def _occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray, pla
     spread_ab = (ab_std / 50).reshape(2, S)
     steps = g[:, :, 1:-1].reshape(2 * S, -1)  # (each patch's steps in a row of its own: _mean1's sums)
     step_means = (np.add.reduce(steps, axis=1) / steps.shape[1] / 50).reshape(2, S)
-    return np.column_stack([
-        top[:, 0] / base, np.minimum(top[:, 1], top[:, 2]) / base, np.maximum(top[:, 1], top[:, 2]) / base,
-        edge_long, spread / 100, spread_ab.T, step_means.T, tray.T, color_f,
-    ]).astype(np.float32)
+    # (one concatenate straight to float32: column_stack's wrapper makes each column 2-D in turn,
+    # and every value rounds to float32 once either way)
+    return np.concatenate([
+        (top[:, 0] / base)[:, None], (np.minimum(top[:, 1], top[:, 2]) / base)[:, None],
+        (np.maximum(top[:, 1], top[:, 2]) / base)[:, None], edge_long[:, None], (spread / 100)[:, None],
+        spread_ab.T, step_means.T, tray.T, color_f,
+    ], axis=1, dtype=np.float32)
 
 
 _THIRD_PAIRS = np.array([[0, 0, 1], [2, 1, 2]])
