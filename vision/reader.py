@@ -486,7 +486,8 @@ def _slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     labs, col, gly, occ = slot_features(p, ctx.registration, img, z, orient, ctx.gains, ctx.tray_bgr, first, ctx.memo)
     p_occ = _class_probs(p.models.get("occupancy"), occ, ("empty", "block"))[:, 1]
     p_col = _class_probs(p.models.get("color"), col, COLOR_CLASSES)
-    p_gly = glyph_probs(p.models.get("glyph"), gly)  # (a block lies one way round: each glyph's better turn)
+    # (a block lies one way round: each glyph's better turn)
+    p_gly = _glyph_probs_at(p, ctx, img, z, orient, tuple(range(first, first + 3)), lambda: gly)
     th = float(p.cfg["decision"]["tray_empty_above"])
     if th < 1.0 and z <= float(p.cfg["decision"]["tray_check_below_levels"]) * float(p.tray.block_mm[2]):
         # against the tray's colour in this frame: the learnt tray model never saw under the tower
@@ -988,8 +989,20 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     top's own level has no slot, and to pass over an orientation that shows no glyph at all."""
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
-    X = [f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.tray_bgr, ctx.memo)[1]]
-    return _named_surely(p, glyph_probs(p.models["glyph"], np.array(X)))
+    def rows():
+        return np.array([f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.tray_bgr,
+                                                           ctx.memo)[1]])
+    return _named_surely(p, _glyph_probs_at(p, ctx, img, z, orient, tuple(slots), rows))
+
+
+def _glyph_probs_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                    slots: tuple[int, ...], rows) -> np.ndarray:
+    """glyph_probs of the glyph features `rows()` gives for these slot positions (as _glyph
+    reads them), once a frame: glyphs_seen_at asks for a face's three before read_top's
+    slot_evidence reads them (the retries, the focal alternatives), and the glyph model's
+    kernel costs some 100 us a call. (Read-only: a caller that changes them copies first.)"""
+    return _memo(ctx.memo, ("glyph probs", float(z), orient, slots), (p, ctx.registration, img, ctx.tray_bgr),
+                 lambda: glyph_probs(p.models.get("glyph"), rows()))
 
 
 def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
