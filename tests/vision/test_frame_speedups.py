@@ -419,11 +419,12 @@ def test_the_view_warped_through_bgra_is_opencvs_warp():
         assert np.array_equal(ph._warp_bgr(img, M, size), want)
 
 
-def test_middles_from_one_partition_are_numpys_medians():
+def test_middles_from_sorted_int_rows_are_numpys_medians_of_the_floats():
     rng = np.random.default_rng(17)
-    for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):  # (both ways of taking them)
-        a = rng.integers(0, 700, shape).astype(np.float32)
-        assert np.array_equal(ph._middle_means(a), np.median(a, axis=-1))
+    for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):
+        a = rng.integers(0, 700, shape).astype(np.int32)
+        got = ph._middle_means(a.copy())
+        assert got.dtype == np.float32 and np.array_equal(got, np.median(a.astype(np.float32), axis=-1))
 
 
 def test_the_glyphs_blobs_by_granas_labelling_are_the_default_labellings():
