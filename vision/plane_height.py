@@ -665,11 +665,12 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     ins, on_sheet = m[:, 0], m[:, 2]
     # (a probe outside a grid reads some pixel of it, mode="clip" keeping its index in the grid:
     # what it reads there is masked out below)
-    px = pv.img.reshape(-1, 3).take(flat[:, 0], axis=0, mode="clip").astype(np.float32)
-    # the bare tray's colour at each probe (refs[0]) and the table's colour (refs[1])
+    # the pixels (cols[0]), the bare tray's colour at each probe (cols[1]) and the table's (cols[2])
     table = None if pv.table_bgr is None else np.asarray(pv.table_bgr)
     two = table is not None and table.dtype == np.float32 and Z <= 16  # (many: the table's terms once)
-    refs = np.empty((2 if two else 1, Z, M, 3), np.float32)
+    cols = np.empty((3 if two else 2, Z, M, 3), np.float32)
+    cols[0] = pv.img.reshape(-1, 3).take(flat[:, 0], axis=0, mode="clip")
+    px, refs = cols[0], cols[1:]
     tray = np.asarray(tray_bgr, np.float32)
     on_tray = None
     if bg is None:
@@ -693,9 +694,9 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     if table is None:
         np.logical_and(tl.not_tray_colour(th, px, refs[0]), ins, out=fg)
     else:
-        if two:  # both references in one pass (the pixels' terms broadcast against both)
+        if two:  # both references in one pass, with the pixels' (_not_tray_cols)
             refs[1] = table
-            fg_tray, off_table = tl.not_tray_colour(th, px[None], refs)
+            fg_tray, off_table = _not_tray_cols(th, cols)
         else:
             fg_tray, off_table = tl.not_tray_colours(th, px, (refs[0], table))
         # off the sheet, the table's own colour is not a face either
@@ -733,11 +734,11 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     # a few candidates: the same arithmetic on Python numbers (a NumPy call on a few values costs
     # some twenty times one on a float; the counts are ints, whose true division is the floats')
     out = []
-    for s, (hit, seen, cnt, bare) in zip(sc.tolist(), per_side.tolist() if hidden else
-                                          [(*c, None, None) for c in per_side.tolist()]):
-        s *= min(max(_band_share_of(hit[:4], seen[:4], 4 * q, ww) / bf, 0.0), 1.0)
+    for s, ps in zip(sc.tolist(), per_side.tolist()):  # ps: hits, seen (, counted, bare) per side
+        s *= min(max(_band_share_of(ps[0], ps[1], 4 * q, ww) / bf, 0.0), 1.0)
         if hidden:
-            kn, kb = sum(cnt[4:]), sum(bare[4:])
+            cnt, bare = ps[2], ps[3]
+            kn, kb = cnt[4] + cnt[5] + cnt[6] + cnt[7], bare[4] + bare[5] + bare[6] + bare[7]
             s *= min(max((kb / max(kn, 1) if kn > 0 else 1.0) / need, 0.0), 1.0)
         out.append(s)
     return np.array(out)
@@ -782,15 +783,43 @@ def _band_share(hits: np.ndarray, seen: np.ndarray | None, n: int, weakest_weigh
 
 
 def _band_share_of(hits: list[float], seen: list[float], n: int, weakest_weight: float) -> float:
-    """_band_share of one candidate, on Python floats (the same IEEE arithmetic)."""
+    """_band_share of one candidate (its first four sides), on Python floats (the same IEEE
+    arithmetic; a plain loop: a generator's min costs more than the arithmetic)."""
     share = (hits[0] + hits[1] + hits[2] + hits[3]) / n
     if weakest_weight <= 0:
         return share
-    k = n // 4
-    weakest = min((h / max(m, 1.0) if m >= k / 2 else math.inf) for h, m in zip(hits, seen))
+    half = n // 4 / 2
+    weakest = math.inf  # (a side with fewer than half its probes seen is not judged)
+    for h, m in zip(hits[:4], seen[:4]):
+        if m >= half:
+            v = h / max(m, 1.0)
+            if v < weakest:
+                weakest = v
     if weakest == math.inf:
         weakest = share
     return (1 - weakest_weight) * share + weakest_weight * weakest
+
+
+def _not_tray_cols(th: Mapping, cols: np.ndarray) -> np.ndarray:
+    """tl.not_tray_colours of the pixels cols[0] against each reference cols[1:] (float32 (G, ..., 3),
+    overwritten), as (G - 1, ...) bools: the same float32 steps, with the pixels' and the
+    references' shared ones (plus one, channel sums, chromaticities) each one call on all of
+    them (a third fewer NumPy calls on a few hundred colours)."""
+    if "shadow_below" in th:
+        return tl.not_tray_colour(th, cols[0][None], cols[1:])
+    cols += 1.0
+    s = cols[..., 0] + cols[..., 1]
+    s += cols[..., 2]
+    np.divide(cols, s[..., None], out=cols)  # (chromaticities)
+    d = np.subtract(cols[:1], cols[1:])
+    np.abs(d, out=d)
+    dist = d[..., 0] + d[..., 1]
+    dist += d[..., 2]
+    ratio = np.divide(s[:1], s[1:])
+    out = dist > float(th["chroma"])
+    out |= ratio < float(th["dark"])
+    out |= ratio > float(th["bright"])
+    return out
 
 
 def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:

@@ -44,6 +44,23 @@ def test_not_tray_is_the_chromaticity_and_brightness_test():
     assert np.array_equal(ph._not_tray(th, px, ref), want)
 
 
+def test_not_tray_of_stacked_colours_is_not_tray_colours_bit_for_bit():
+    from vision import top_level as tl
+
+    rng = np.random.default_rng(21)
+    for th in ({"chroma": 0.08, "dark": 0.3, "bright": 1.35},
+               {"chroma": 0.08, "dark": 0.3, "bright": 1.35, "shadow_below": 0.85, "shadow_chroma": 0.15}):
+        px = rng.integers(0, 256, (6, 64, 3)).astype(np.float32)
+        ref = rng.uniform(0, 255, (6, 64, 3)).astype(np.float32)
+        ref[:, ::3] = px[:, ::3] * rng.uniform(0.25, 1.4, (6, 22, 1)).astype(np.float32)  # (near the limits)
+        table = rng.uniform(0, 255, 3).astype(np.float32)
+        cols = np.empty((3, 6, 64, 3), np.float32)
+        cols[0], cols[1], cols[2] = px, ref, table
+        got = ph._not_tray_cols(th, cols)
+        want = tl.not_tray_colours(th, px, (ref, table))
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
 def _highest_peak(sc, alpha):
     """One camera's rising heights: a single run, the face larger the higher."""
     return ph._highest_peak_blocks(sc, np.zeros(len(sc)), np.arange(len(sc), dtype=float), alpha)
