@@ -258,9 +258,10 @@ def _step_plan(pv: PlaneView, pr: Probes) -> _StepPlan:
 
 
 def _step_indices(plan: _StepPlan, k: np.ndarray, nadirs: np.ndarray | None) -> np.ndarray:
-    """(Z, P) flat indices into PlaneView.steps (bordered by one pixel) of the step probes for
+    """(P, Z) flat indices into PlaneView.steps (bordered by one pixel) of the step probes for
     candidates of scale k (per candidate centres `nadirs` when given): _Lift.index's pixels,
-    clipped onto the border instead of into the view."""
+    clipped onto the border instead of into the view. (One row per probe: each probe part of
+    the score then reads whole rows.)"""
     if nadirs is None:
         v = np.multiply.outer(plan.u, k)
         v += plan.off
@@ -279,8 +280,8 @@ def _step_indices(plan: _StepPlan, k: np.ndarray, nadirs: np.ndarray | None) -> 
     t += plan.add
     both = t.take(plan.at, axis=0)
     p = len(plan.at) // 2
-    out = np.empty((len(k), p), np.int32)
-    np.add(both[:p], both[p:], out=out.T)
+    out = both[:p]
+    out += both[p:]
     return out
 
 
@@ -377,7 +378,14 @@ def _warp_bgr(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarr
 
 def _extent_grown(tray: Tray, mm: float) -> np.ndarray:
     """The markers' extent (min x, min y, max x, max y) grown by mm on every side."""
-    return np.array(tray.extent()) + np.array([-1.0, -1.0, 1.0, 1.0]) * mm
+    return np.array(_grown(tray, mm))
+
+
+def _grown(tray: Tray, mm: float) -> tuple[float, float, float, float]:
+    """_extent_grown as Python floats (the same sums: a + (-1 mm) is a - mm exactly; one NumPy
+    call a box, not four)."""
+    x0, y0, x1, y1 = tray.extent()
+    return x0 - mm, y0 - mm, x1 + mm, y1 + mm
 
 
 def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -> np.ndarray | None:
@@ -388,7 +396,7 @@ def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -
     r = cfg["align"].get("table_ring_mm")
     if not r:
         return None
-    uv = cv2.perspectiveTransform(_table_ring(tuple(_extent_grown(tray, float(r)).tolist())),
+    uv = cv2.perspectiveTransform(_table_ring(_grown(tray, float(r))),
                                   np.asarray(reg.H, dtype=np.float64))[0]
     h, w = img.shape[:2]
     ok = (uv[:, 0] >= 0) & (uv[:, 0] <= w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] <= h - 1)
@@ -549,19 +557,21 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     if nadirs is not None:
         nadirs = np.asarray(nadirs, dtype=np.float64)
     # (take: a third faster than [at]; a probe outside the view reads the steps' zero border)
-    raw = pv.steps.reshape(-1).take(_step_indices(_step_plan(pv, pr), k, nadirs))
+    raw = pv.steps.reshape(-1).take(_step_indices(_step_plan(pv, pr), k, nadirs))  # (P, Z)
     val = raw.astype(np.float32)
     n = pr.n
-    # means as sum / count (what np.mean computes, without its per-call overhead)
-    sides = np.add.reduce(val[:, pr.parts["outline"]].reshape(Z, 4, n), axis=2) / n
-    ref = val[:, pr.parts["reference"]]
-    ref_v = np.add.reduce(ref, axis=1) / ref.shape[1]
+    # means as sum / count (what np.mean computes, without its per-call overhead); the steps are
+    # integers, whose float32 sums (under 2^24) are exact in any order, down the probes' rows too
+    sides = np.add.reduce(val[pr.parts["outline"]].reshape(4, n, Z), axis=1) / n  # (4, Z)
+    ref = val[pr.parts["reference"]]
+    ref_v = np.add.reduce(ref, axis=0) / ref.shape[0]
     w2 = float(ac["second_weakest_weight"])
-    on_v = sides.copy()
+    on_v = sides.T.copy()  # (Z, 4)
     on_v.sort(axis=1)  # (np.sort, without its wrapper)
     on_v = on_v[:, 1]
-    if w2 != 1.0:  # (at 1, (1 - w2) mean + w2 second is the second, bit for bit)
-        on_v = (1 - w2) * (np.add.reduce(sides, axis=1) / 4) + w2 * on_v
+    if w2 != 1.0:  # (at 1, (1 - w2) mean + w2 second is the second, bit for bit; else each
+        # candidate's four summed along a row, in NumPy's order for a row)
+        on_v = (1 - w2) * (np.add.reduce(sides.T.copy(), axis=1) / 4) + w2 * on_v
     out = on_v / (ref_v + float(ac["reference_floor"]))
     sc = out / (float(np.maximum.reduce(out)) + 1e-9)  # (what .max() calls)
     w = float(ac["pattern_weight"])
@@ -570,7 +580,8 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         # takes them), then every occupancy pattern's score
         seg = slice(pr.parts["segments_x"].start, pr.parts["segments_y"].stop)
         kk = pr.parts["segments_x"].stop - pr.parts["segments_x"].start
-        med = _middle_means(raw[:, seg].astype(np.int32).reshape(Z, 20, kk // 10)).reshape(Z, 2, 10)
+        med = _middle_means(raw[seg].reshape(20, kk // 10, Z).transpose(2, 0, 1).astype(np.int32, order="C"))
+        med = med.reshape(Z, 2, 10)
         pat = np.maximum.reduce((med @ pr.pattern_w + pr.pattern_off).reshape(Z, -1), axis=1)
         sc = sc + w * np.maximum(pat, 0.0) / (float(np.maximum.reduce(pat)) + 1e-9)
     if tray_bgr is None:
@@ -616,6 +627,7 @@ class _ColourPlan:
     flat_at: np.ndarray  # (2, 2, M): of each grid, each probe's x entry and y entry
     mask_at: np.ndarray  # (3, 2, M): the same of the masks (in the view, in the model's grid, on the sheet)
     counted: np.ndarray  # (M,) the outside probes on the hidden sides
+    any_hidden: bool     # whether the view has a hidden side at all
 
 
 def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
@@ -633,7 +645,7 @@ def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
             x0, y0, x1, y1 = (float(v) for v in pv.sheet)
             lo, hi = np.array([[x0, -y1], [x1, -y0]]).take(ny, axis=1)
         counted = np.append(np.asarray(pv.hidden, bool), False).take(side)  # (side -1: the band's, not counted)
-        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted)
+        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted, bool(pv.hidden.any()))
     return _view_memo(pv, "colour", (pr, bg), make)
 
 
@@ -705,7 +717,7 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
         fg &= off_table
     hits[:, 1] = ins
     need = float(ac["outside_bare"])
-    hidden = need > 0 and bool(pv.hidden.any())
+    hidden = need > 0 and plan.any_hidden
     if hidden:
         counted = hits[:, 2]
         np.logical_and(ins, plan.counted, out=counted)

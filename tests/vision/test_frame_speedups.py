@@ -307,7 +307,7 @@ def test_indices_without_clipping_and_into_a_bordered_grid_are_the_clipped_ones_
         values = rng.integers(1, 700, (*pv.img.shape[:2], 4)).astype(np.uint16)
         bordered = np.pad(values, ((1, 1), (1, 1), (0, 0)))
         k = lift.k
-        steps = ph._step_indices(ph._step_plan(pv, pr), k, None if nadirs is None else np.asarray(nadirs))
+        steps = ph._step_indices(ph._step_plan(pv, pr), k, None if nadirs is None else np.asarray(nadirs)).T
         read = np.take(bordered.reshape(-1), steps)
         assert np.array_equal(read, np.where(inside, np.take(values.reshape(-1), loose), 0))
 
