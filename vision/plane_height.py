@@ -258,9 +258,10 @@ def _step_plan(pv: PlaneView, pr: Probes) -> _StepPlan:
 
 
 def _step_indices(plan: _StepPlan, k: np.ndarray, nadirs: np.ndarray | None) -> np.ndarray:
-    """(Z, P) flat indices into PlaneView.steps (bordered by one pixel) of the step probes for
+    """(P, Z) flat indices into PlaneView.steps (bordered by one pixel) of the step probes for
     candidates of scale k (per candidate centres `nadirs` when given): _Lift.index's pixels,
-    clipped onto the border instead of into the view."""
+    clipped onto the border instead of into the view. (One row per probe: each probe part of
+    the score then reads whole rows.)"""
     if nadirs is None:
         v = np.multiply.outer(plan.u, k)
         v += plan.off
@@ -279,8 +280,8 @@ def _step_indices(plan: _StepPlan, k: np.ndarray, nadirs: np.ndarray | None) -> 
     t += plan.add
     both = t.take(plan.at, axis=0)
     p = len(plan.at) // 2
-    out = np.empty((len(k), p), np.int32)
-    np.add(both[:p], both[p:], out=out.T)
+    out = both[:p]
+    out += both[p:]
     return out
 
 
@@ -377,7 +378,14 @@ def _warp_bgr(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarr
 
 def _extent_grown(tray: Tray, mm: float) -> np.ndarray:
     """The markers' extent (min x, min y, max x, max y) grown by mm on every side."""
-    return np.array(tray.extent()) + np.array([-1.0, -1.0, 1.0, 1.0]) * mm
+    return np.array(_grown(tray, mm))
+
+
+def _grown(tray: Tray, mm: float) -> tuple[float, float, float, float]:
+    """_extent_grown as Python floats (the same sums: a + (-1 mm) is a - mm exactly; one NumPy
+    call a box, not four)."""
+    x0, y0, x1, y1 = tray.extent()
+    return x0 - mm, y0 - mm, x1 + mm, y1 + mm
 
 
 def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -> np.ndarray | None:
@@ -388,7 +396,7 @@ def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -
     r = cfg["align"].get("table_ring_mm")
     if not r:
         return None
-    uv = cv2.perspectiveTransform(_table_ring(tuple(_extent_grown(tray, float(r)).tolist())),
+    uv = cv2.perspectiveTransform(_table_ring(_grown(tray, float(r))),
                                   np.asarray(reg.H, dtype=np.float64))[0]
     h, w = img.shape[:2]
     ok = (uv[:, 0] >= 0) & (uv[:, 0] <= w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] <= h - 1)
@@ -549,18 +557,21 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     if nadirs is not None:
         nadirs = np.asarray(nadirs, dtype=np.float64)
     # (take: a third faster than [at]; a probe outside the view reads the steps' zero border)
-    val = pv.steps.reshape(-1).take(_step_indices(_step_plan(pv, pr), k, nadirs)).astype(np.float32, copy=False)
+    raw = pv.steps.reshape(-1).take(_step_indices(_step_plan(pv, pr), k, nadirs))  # (P, Z)
+    val = raw.astype(np.float32)
     n = pr.n
-    # means as sum / count (what np.mean computes, without its per-call overhead)
-    sides = np.add.reduce(val[:, pr.parts["outline"]].reshape(Z, 4, n), axis=2) / n
-    ref = val[:, pr.parts["reference"]]
-    ref_v = np.add.reduce(ref, axis=1) / ref.shape[1]
+    # means as sum / count (what np.mean computes, without its per-call overhead); the steps are
+    # integers, whose float32 sums (under 2^24) are exact in any order, down the probes' rows too
+    sides = np.add.reduce(val[pr.parts["outline"]].reshape(4, n, Z), axis=1) / n  # (4, Z)
+    ref = val[pr.parts["reference"]]
+    ref_v = np.add.reduce(ref, axis=0) / ref.shape[0]
     w2 = float(ac["second_weakest_weight"])
-    on_v = sides.copy()
+    on_v = sides.T.copy()  # (Z, 4)
     on_v.sort(axis=1)  # (np.sort, without its wrapper)
     on_v = on_v[:, 1]
-    if w2 != 1.0:  # (at 1, (1 - w2) mean + w2 second is the second, bit for bit)
-        on_v = (1 - w2) * (np.add.reduce(sides, axis=1) / 4) + w2 * on_v
+    if w2 != 1.0:  # (at 1, (1 - w2) mean + w2 second is the second, bit for bit; else each
+        # candidate's four summed along a row, in NumPy's order for a row)
+        on_v = (1 - w2) * (np.add.reduce(sides.T.copy(), axis=1) / 4) + w2 * on_v
     out = on_v / (ref_v + float(ac["reference_floor"]))
     sc = out / (float(np.maximum.reduce(out)) + 1e-9)  # (what .max() calls)
     w = float(ac["pattern_weight"])
@@ -569,7 +580,8 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         # takes them), then every occupancy pattern's score
         seg = slice(pr.parts["segments_x"].start, pr.parts["segments_y"].stop)
         kk = pr.parts["segments_x"].stop - pr.parts["segments_x"].start
-        med = _middle_means(val[:, seg].reshape(Z, 20, kk // 10)).reshape(Z, 2, 10)
+        med = _middle_means(raw[seg].reshape(20, kk // 10, Z).transpose(2, 0, 1).astype(np.int32, order="C"))
+        med = med.reshape(Z, 2, 10)
         pat = np.maximum.reduce((med @ pr.pattern_w + pr.pattern_off).reshape(Z, -1), axis=1)
         sc = sc + w * np.maximum(pat, 0.0) / (float(np.maximum.reduce(pat)) + 1e-9)
     if tray_bgr is None:
@@ -590,28 +602,15 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
 
 
 def _middle_means(a: np.ndarray) -> np.ndarray:
-    """The mean of the two middle values along a's last axis (a few values), as np.median takes
-    them. Up to some 1600 rows each row sorted by cv2.sort is the fastest (a quarter under
-    NumPy's partition at two places); past that NumPy's partition at two places costs three
-    times one place's (numpy 2.4: 0.5 ms for 5500 rows of 10, the focal alternatives'
-    candidates) and cv2.sort more still, so there the upper middle is the least of the part
-    above the lower one, taken slice by slice."""
+    """The mean of the two middle values along the last axis of integers a (a few values, sorted
+    in place), as float32 (exact: the steps are sums under 2^16), as np.median takes them. (Whole
+    rows sorted as int32, NumPy's vectorised sort: under half cv2.sort's time on rows of ten, and
+    under NumPy's partition at two places for any number of rows.)"""
     n = a.shape[-1]
     lo, hi = (n - 1) // 2, n // 2
-    if a.size < 16000:
-        if a.dtype == np.float32 and a.size:
-            part = cv2.sort(a.reshape(-1, n), cv2.SORT_EVERY_ROW | cv2.SORT_ASCENDING).reshape(a.shape)
-        else:
-            part = np.partition(a, (lo, hi) if hi != lo else lo, axis=-1)
-        return (part[..., lo] + part[..., hi]) / 2
-    if hi == lo:
-        part = np.partition(a, lo, axis=-1)
-        return (part[..., lo] + part[..., hi]) / 2
-    part = np.partition(a, lo, axis=-1)
-    upper = part[..., hi].copy()
-    for j in range(hi + 1, n):
-        np.minimum(upper, part[..., j], out=upper)
-    return (part[..., lo] + upper) / 2
+    a.sort(axis=-1)
+    mid = a[..., lo] + a[..., hi]
+    return mid.astype(np.float32) / 2
 
 
 @dataclass(frozen=True)
@@ -628,6 +627,7 @@ class _ColourPlan:
     flat_at: np.ndarray  # (2, 2, M): of each grid, each probe's x entry and y entry
     mask_at: np.ndarray  # (3, 2, M): the same of the masks (in the view, in the model's grid, on the sheet)
     counted: np.ndarray  # (M,) the outside probes on the hidden sides
+    any_hidden: bool     # whether the view has a hidden side at all
 
 
 def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
@@ -645,7 +645,7 @@ def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
             x0, y0, x1, y1 = (float(v) for v in pv.sheet)
             lo, hi = np.array([[x0, -y1], [x1, -y0]]).take(ny, axis=1)
         counted = np.append(np.asarray(pv.hidden, bool), False).take(side)  # (side -1: the band's, not counted)
-        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted)
+        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted, bool(pv.hidden.any()))
     return _view_memo(pv, "colour", (pr, bg), make)
 
 
@@ -677,11 +677,12 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     ins, on_sheet = m[:, 0], m[:, 2]
     # (a probe outside a grid reads some pixel of it, mode="clip" keeping its index in the grid:
     # what it reads there is masked out below)
-    px = pv.img.reshape(-1, 3).take(flat[:, 0], axis=0, mode="clip").astype(np.float32)
-    # the bare tray's colour at each probe (refs[0]) and the table's colour (refs[1])
+    # the pixels (cols[0]), the bare tray's colour at each probe (cols[1]) and the table's (cols[2])
     table = None if pv.table_bgr is None else np.asarray(pv.table_bgr)
     two = table is not None and table.dtype == np.float32 and Z <= 16  # (many: the table's terms once)
-    refs = np.empty((2 if two else 1, Z, M, 3), np.float32)
+    cols = np.empty((3 if two else 2, Z, M, 3), np.float32)
+    cols[0] = pv.img.reshape(-1, 3).take(flat[:, 0], axis=0, mode="clip")
+    px, refs = cols[0], cols[1:]
     tray = np.asarray(tray_bgr, np.float32)
     on_tray = None
     if bg is None:
@@ -705,9 +706,9 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     if table is None:
         np.logical_and(tl.not_tray_colour(th, px, refs[0]), ins, out=fg)
     else:
-        if two:  # both references in one pass (the pixels' terms broadcast against both)
+        if two:  # both references in one pass, with the pixels' (_not_tray_cols)
             refs[1] = table
-            fg_tray, off_table = tl.not_tray_colour(th, px[None], refs)
+            fg_tray, off_table = _not_tray_cols(th, cols)
         else:
             fg_tray, off_table = tl.not_tray_colours(th, px, (refs[0], table))
         # off the sheet, the table's own colour is not a face either
@@ -716,7 +717,7 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
         fg &= off_table
     hits[:, 1] = ins
     need = float(ac["outside_bare"])
-    hidden = need > 0 and bool(pv.hidden.any())
+    hidden = need > 0 and plan.any_hidden
     if hidden:
         counted = hits[:, 2]
         np.logical_and(ins, plan.counted, out=counted)
@@ -745,11 +746,11 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
     # a few candidates: the same arithmetic on Python numbers (a NumPy call on a few values costs
     # some twenty times one on a float; the counts are ints, whose true division is the floats')
     out = []
-    for s, (hit, seen, cnt, bare) in zip(sc.tolist(), per_side.tolist() if hidden else
-                                          [(*c, None, None) for c in per_side.tolist()]):
-        s *= min(max(_band_share_of(hit[:4], seen[:4], 4 * q, ww) / bf, 0.0), 1.0)
+    for s, ps in zip(sc.tolist(), per_side.tolist()):  # ps: hits, seen (, counted, bare) per side
+        s *= min(max(_band_share_of(ps[0], ps[1], 4 * q, ww) / bf, 0.0), 1.0)
         if hidden:
-            kn, kb = sum(cnt[4:]), sum(bare[4:])
+            cnt, bare = ps[2], ps[3]
+            kn, kb = cnt[4] + cnt[5] + cnt[6] + cnt[7], bare[4] + bare[5] + bare[6] + bare[7]
             s *= min(max((kb / max(kn, 1) if kn > 0 else 1.0) / need, 0.0), 1.0)
         out.append(s)
     return np.array(out)
@@ -794,15 +795,43 @@ def _band_share(hits: np.ndarray, seen: np.ndarray | None, n: int, weakest_weigh
 
 
 def _band_share_of(hits: list[float], seen: list[float], n: int, weakest_weight: float) -> float:
-    """_band_share of one candidate, on Python floats (the same IEEE arithmetic)."""
+    """_band_share of one candidate (its first four sides), on Python floats (the same IEEE
+    arithmetic; a plain loop: a generator's min costs more than the arithmetic)."""
     share = (hits[0] + hits[1] + hits[2] + hits[3]) / n
     if weakest_weight <= 0:
         return share
-    k = n // 4
-    weakest = min((h / max(m, 1.0) if m >= k / 2 else math.inf) for h, m in zip(hits, seen))
+    half = n // 4 / 2
+    weakest = math.inf  # (a side with fewer than half its probes seen is not judged)
+    for h, m in zip(hits[:4], seen[:4]):
+        if m >= half:
+            v = h / max(m, 1.0)
+            if v < weakest:
+                weakest = v
     if weakest == math.inf:
         weakest = share
     return (1 - weakest_weight) * share + weakest_weight * weakest
+
+
+def _not_tray_cols(th: Mapping, cols: np.ndarray) -> np.ndarray:
+    """tl.not_tray_colours of the pixels cols[0] against each reference cols[1:] (float32 (G, ..., 3),
+    overwritten), as (G - 1, ...) bools: the same float32 steps, with the pixels' and the
+    references' shared ones (plus one, channel sums, chromaticities) each one call on all of
+    them (a third fewer NumPy calls on a few hundred colours)."""
+    if "shadow_below" in th:
+        return tl.not_tray_colour(th, cols[0][None], cols[1:])
+    cols += 1.0
+    s = cols[..., 0] + cols[..., 1]
+    s += cols[..., 2]
+    np.divide(cols, s[..., None], out=cols)  # (chromaticities)
+    d = np.subtract(cols[:1], cols[1:])
+    np.abs(d, out=d)
+    dist = d[..., 0] + d[..., 1]
+    dist += d[..., 2]
+    ratio = np.divide(s[:1], s[1:])
+    out = dist > float(th["chroma"])
+    out |= ratio < float(th["dark"])
+    out |= ratio > float(th["bright"])
+    return out
 
 
 def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:

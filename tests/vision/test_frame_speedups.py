@@ -44,6 +44,23 @@ def test_not_tray_is_the_chromaticity_and_brightness_test():
     assert np.array_equal(ph._not_tray(th, px, ref), want)
 
 
+def test_not_tray_of_stacked_colours_is_not_tray_colours_bit_for_bit():
+    from vision import top_level as tl
+
+    rng = np.random.default_rng(21)
+    for th in ({"chroma": 0.08, "dark": 0.3, "bright": 1.35},
+               {"chroma": 0.08, "dark": 0.3, "bright": 1.35, "shadow_below": 0.85, "shadow_chroma": 0.15}):
+        px = rng.integers(0, 256, (6, 64, 3)).astype(np.float32)
+        ref = rng.uniform(0, 255, (6, 64, 3)).astype(np.float32)
+        ref[:, ::3] = px[:, ::3] * rng.uniform(0.25, 1.4, (6, 22, 1)).astype(np.float32)  # (near the limits)
+        table = rng.uniform(0, 255, 3).astype(np.float32)
+        cols = np.empty((3, 6, 64, 3), np.float32)
+        cols[0], cols[1], cols[2] = px, ref, table
+        got = ph._not_tray_cols(th, cols)
+        want = tl.not_tray_colours(th, px, (ref, table))
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
 def _highest_peak(sc, alpha):
     """One camera's rising heights: a single run, the face larger the higher."""
     return ph._highest_peak_blocks(sc, np.zeros(len(sc)), np.arange(len(sc), dtype=float), alpha)
@@ -290,7 +307,7 @@ def test_indices_without_clipping_and_into_a_bordered_grid_are_the_clipped_ones_
         values = rng.integers(1, 700, (*pv.img.shape[:2], 4)).astype(np.uint16)
         bordered = np.pad(values, ((1, 1), (1, 1), (0, 0)))
         k = lift.k
-        steps = ph._step_indices(ph._step_plan(pv, pr), k, None if nadirs is None else np.asarray(nadirs))
+        steps = ph._step_indices(ph._step_plan(pv, pr), k, None if nadirs is None else np.asarray(nadirs)).T
         read = np.take(bordered.reshape(-1), steps)
         assert np.array_equal(read, np.where(inside, np.take(values.reshape(-1), loose), 0))
 
@@ -419,11 +436,12 @@ def test_the_view_warped_through_bgra_is_opencvs_warp():
         assert np.array_equal(ph._warp_bgr(img, M, size), want)
 
 
-def test_middles_from_one_partition_are_numpys_medians():
+def test_middles_from_sorted_int_rows_are_numpys_medians_of_the_floats():
     rng = np.random.default_rng(17)
-    for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):  # (both ways of taking them)
-        a = rng.integers(0, 700, shape).astype(np.float32)
-        assert np.array_equal(ph._middle_means(a), np.median(a, axis=-1))
+    for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):
+        a = rng.integers(0, 700, shape).astype(np.int32)
+        got = ph._middle_means(a.copy())
+        assert got.dtype == np.float32 and np.array_equal(got, np.median(a.astype(np.float32), axis=-1))
 
 
 def test_the_glyphs_blobs_by_granas_labelling_are_the_default_labellings():
