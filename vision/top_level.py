@@ -160,10 +160,19 @@ def slot_frame(tray: Tray, orient: str, slot: int) -> np.ndarray:
     Orientation "x": a -> +x, b -> -y, so a patch looks like the sheet seen from above;
     "y": a -> +y, b -> +x (long side along y)."""
     cx, cy = tray.tower_center
-    off = (slot - 1) * tray.block_mm[1]
+    return _slot_frame(orient, float(cx), float(cy), float((slot - 1) * tray.block_mm[1])).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _slot_frame(orient: str, cx: float, cy: float, off: float) -> np.ndarray:
+    """slot_frame's matrix (read-only), made once per tray slot: a frame's slot_plane products
+    ask for the same few."""
     if orient == "x":
-        return np.array([[1, 0, cx], [0, -1, cy + off], [0, 0, 1]], dtype=np.float64)
-    return np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]], dtype=np.float64)
+        F = np.array([[1, 0, cx], [0, -1, cy + off], [0, 0, 1]], dtype=np.float64)
+    else:
+        F = np.array([[0, 1, cx + off], [1, 0, cy], [0, 0, 1]], dtype=np.float64)
+    F.flags.writeable = False
+    return F
 
 
 def slot_corners(tray: Tray, orient: str, slot: int) -> np.ndarray:
@@ -181,7 +190,7 @@ def slot_plane(tray: Tray, reg: Registration, z: float, orient: str, slot: int) 
     memo = getattr(reg.camera, "derived", None)  # (a stand-in camera without one: no memo)
     H = None if memo is None else memo.get(key)
     if H is None:
-        H = reg.camera.plane_homography(z) @ slot_frame(tray, orient, slot)
+        H = reg.camera.plane_homography(z) @ _slot_frame(orient, float(cx), float(cy), float((slot - 1) * tray.block_mm[1]))
         H.flags.writeable = False
         if memo is not None and len(memo) < 256:
             memo[key] = H
@@ -190,10 +199,17 @@ def slot_plane(tray: Tray, reg: Registration, z: float, orient: str, slot: int) 
 
 def slot_patch_homography(cfg: Mapping, tray: Tray, reg: Registration, z: float, orient: str, slot: int) -> np.ndarray:
     """Homography from canonical patch pixels (long side horizontal) to image pixels."""
-    ppm = float(cfg["top"]["patch_px_per_mm"])
     L, W, _ = tray.block_mm
-    A = np.array([[1 / ppm, 0, -L / 2], [0, 1 / ppm, -W / 2], [0, 0, 1]])
-    return slot_plane(tray, reg, z, orient, slot) @ A
+    return slot_plane(tray, reg, z, orient, slot) @ _scaled_from(float(cfg["top"]["patch_px_per_mm"]), -L / 2, -W / 2)
+
+
+@functools.lru_cache(maxsize=64)
+def _scaled_from(ppm: float, x0: float, y0: float) -> np.ndarray:
+    """The matrix from pixels at ppm of an area whose corner lies at (x0, y0) mm to those mm
+    (read-only): the patch and search cuts' own, made once rather than per cut."""
+    A = np.array([[1 / ppm, 0, x0], [0, 1 / ppm, y0], [0, 0, 1]])
+    A.flags.writeable = False
+    return A
 
 
 def glyph_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
@@ -226,8 +242,7 @@ def glyph_ink_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarra
         H = H @ jitter
     lp = float(gc.get("locate_px_per_mm", 1.0))
     ns = (int(round(sw * lp)), int(round(sh * lp)))
-    A1 = np.array([[1 / lp, 0, -sw / 2], [0, 1 / lp, -sh / 2], [0, 0, 1]])
-    small = cv2.warpPerspective(img, H @ A1, ns, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+    small = cv2.warpPerspective(img, H @ _scaled_from(lp, -sw / 2, -sh / 2), ns, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                 borderMode=cv2.BORDER_REPLICATE)
     c = glyph_center(cfg, small, lp)
     if c is None:
