@@ -445,11 +445,13 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
         f *= w / float(cfg["camera"]["width"])  # the same camera at another resolution
     f = f or (focal_from_homography(H, w, h) or 0.9 * w)
     K = intrinsics(f, w, h)
-    obj3 = np.column_stack([obj, np.zeros(len(obj))]).astype(np.float64)
-    ok, rvec, tvec = cv2.solvePnP(obj3, img.astype(np.float64), K, None, flags=cv2.SOLVEPNP_IPPE)
+    obj3 = np.zeros((len(obj), 3))
+    obj3[:, :2] = obj
+    img = np.asarray(img, np.float64)  # (float64 already from _pairs: no copies for the two solvers)
+    ok, rvec, tvec = cv2.solvePnP(obj3, img, K, None, flags=cv2.SOLVEPNP_IPPE)
     if not ok:
         raise TrayNotFound("cannot find the tray: the camera pose does not fit its markers")
-    rvec, tvec = cv2.solvePnPRefineLM(obj3, img.astype(np.float64), K, None, rvec, tvec)
+    rvec, tvec = cv2.solvePnPRefineLM(obj3, img, K, None, rvec, tvec)
     cam = Camera(K, rvec.reshape(3), tvec.reshape(3))
     sq = (cam.project(obj3) - img) ** 2
     err = math.sqrt(float((sq[:, 0] + sq[:, 1]).sum()) / len(sq))  # (np.sqrt(np.mean(np.sum(sq, axis=1))), written out)
