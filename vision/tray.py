@@ -10,6 +10,7 @@ of the sheet in view; the top-face search then corrects the loose tilt).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -241,6 +242,9 @@ class _CropSearch:
         self.usable = (not p.useAruco3Detection and not p.detectInvertedMarker
                        and p.cornerRefinementMethod in (cv2.aruco.CORNER_REFINE_NONE, cv2.aruco.CORNER_REFINE_SUBPIX))
         self.half = cv2.aruco.ArucoDetector(self.dictionary, self._params())
+        # a crop's detector, built once per (perimeter limits, crop size): building one (its
+        # parameters copied) cost ~10 us a crop
+        self._crop_detector = functools.lru_cache(maxsize=256)(self._new_crop_detector)
         self.pad = max(8, p.adaptiveThreshWinSizeMax // 2 + 5)  # px clear of the threshold window
         self.criteria = (cv2.TERM_CRITERIA_MAX_ITER | cv2.TERM_CRITERIA_EPS, p.cornerRefinementMaxIterations,
                          p.cornerRefinementMinAccuracy)
@@ -252,6 +256,11 @@ class _CropSearch:
         for k, v in kw.items():
             setattr(q, k, v)
         return q
+
+    def _new_crop_detector(self, limits: tuple[int, int], s: int) -> cv2.aruco.ArucoDetector:
+        """The detector for a crop whose larger side is s px: the perimeter limits (px) as rates of s."""
+        return cv2.aruco.ArucoDetector(self.dictionary, self._params(minMarkerPerimeterRate=(limits[0] + 0.5) / s,
+                                                                     maxMarkerPerimeterRate=(limits[1] + 0.5) / s))
 
     def find(self, gray: np.ndarray, wanted: Mapping[int, np.ndarray]) -> dict[int, np.ndarray] | None:
         """The wanted markers the detector finds in the frame (id -> (4, 2) corners), or None."""
@@ -301,9 +310,11 @@ class _CropSearch:
             if not new:
                 break
         ids = sorted(got)
+        P = np.array([got[i] for i in ids], np.float32)  # (k, 4, 2)
         if self.params.cornerRefinementMethod == cv2.aruco.CORNER_REFINE_SUBPIX:
-            self._refine(gray, [got[i] for i in ids])
-        return {i: got[i].astype(np.float64) for i in ids}
+            self._refine(gray, P)
+        P = P.astype(np.float64)
+        return {i: P[k] for k, i in enumerate(ids)}
 
     def grain(self, gray: np.ndarray) -> float:
         """How grainy the frame is (`frame_grain` of every 32nd row)."""
@@ -325,32 +336,35 @@ class _CropSearch:
         if x1 - x0 < 8 or y1 - y0 < 8:
             return None
         s = max(x1 - x0, y1 - y0)
-        det = cv2.aruco.ArucoDetector(self.dictionary, self._params(minMarkerPerimeterRate=(limits[0] + 0.5) / s,
-                                                                     maxMarkerPerimeterRate=(limits[1] + 0.5) / s))
-        corners, ids, _ = det.detectMarkers(gray[y0:y1, x0:x1])
+        corners, ids, _ = self._crop_detector(limits, s).detectMarkers(gray[y0:y1, x0:x1])
         hits = [] if ids is None else [c for c, j in zip(corners, ids.reshape(-1).tolist()) if j == i]
         if len(hits) != 1:
             return False if missing and hits else None
         return hits[0].reshape(4, 2) + np.array([x0, y0], np.float32)
 
-    def _refine(self, gray: np.ndarray, quads: list[np.ndarray]) -> None:
-        """cornerSubPix on each marker's corners (in place), its window as the detector sets it:
-        relativeCornerRefinmentWinSize x the mean module size (float32, as it sums them), within
-        cornerRefinementWinSize."""
-        P = np.stack(quads).astype(np.float32)  # (k, 4, 2)
-        d = P - np.roll(P, -1, axis=1)
+    def _refine(self, gray: np.ndarray, P: np.ndarray) -> None:
+        """cornerSubPix on the markers' corners P (k, 4, 2) float32 (in place), each marker's window as
+        the detector sets it: relativeCornerRefinmentWinSize x the mean module size (float32, as it
+        sums them), within cornerRefinementWinSize."""
+        d = P - P[:, _NEXT_CORNER]
         e = np.sqrt(d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1])
         size = (((e[:, 0] + e[:, 1]) + e[:, 2]) + e[:, 3]) / self.modules
         p = self.params
-        wins = np.minimum(np.maximum(np.rint(np.float32(p.relativeCornerRefinmentWinSize) * size).astype(int), 1),
-                          p.cornerRefinementWinSize)
+        wins = np.rint(np.float32(p.relativeCornerRefinmentWinSize) * size).astype(int).tolist()
+        wins = [min(max(v, 1), p.cornerRefinementWinSize) for v in wins]
+        if len(set(wins)) == 1:  # (the usual frame: one window for all, no rows picked out)
+            pts = P.reshape(-1, 1, 2)
+            cv2.cornerSubPix(gray, pts, (wins[0], wins[0]), (-1, -1), self.criteria)
+            return
+        wins = np.array(wins)
         for win in sorted(set(wins.tolist())):
             sel = np.flatnonzero(wins == win)
             pts = np.ascontiguousarray(P[sel].reshape(-1, 1, 2))
             cv2.cornerSubPix(gray, pts, (win, win), (-1, -1), self.criteria)
             P[sel] = pts.reshape(-1, 4, 2)
-        for k, q in enumerate(quads):
-            q[:] = P[k]
+
+
+_NEXT_CORNER = [1, 2, 3, 0]  # (np.roll(P, -1, axis=1) without its wrapper)
 
 
 def correspondences(tray: Tray, found: Mapping[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
@@ -431,11 +445,13 @@ def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder 
         f *= w / float(cfg["camera"]["width"])  # the same camera at another resolution
     f = f or (focal_from_homography(H, w, h) or 0.9 * w)
     K = intrinsics(f, w, h)
-    obj3 = np.column_stack([obj, np.zeros(len(obj))]).astype(np.float64)
-    ok, rvec, tvec = cv2.solvePnP(obj3, img.astype(np.float64), K, None, flags=cv2.SOLVEPNP_IPPE)
+    obj3 = np.zeros((len(obj), 3))
+    obj3[:, :2] = obj
+    img = np.asarray(img, np.float64)  # (float64 already from _pairs: no copies for the two solvers)
+    ok, rvec, tvec = cv2.solvePnP(obj3, img, K, None, flags=cv2.SOLVEPNP_IPPE)
     if not ok:
         raise TrayNotFound("cannot find the tray: the camera pose does not fit its markers")
-    rvec, tvec = cv2.solvePnPRefineLM(obj3, img.astype(np.float64), K, None, rvec, tvec)
+    rvec, tvec = cv2.solvePnPRefineLM(obj3, img, K, None, rvec, tvec)
     cam = Camera(K, rvec.reshape(3), tvec.reshape(3))
     sq = (cam.project(obj3) - img) ** 2
     err = math.sqrt(float((sq[:, 0] + sq[:, 1]).sum()) / len(sq))  # (np.sqrt(np.mean(np.sum(sq, axis=1))), written out)
