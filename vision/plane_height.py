@@ -592,11 +592,13 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     order = (-sc).argsort(kind="stable")
     full = np.empty(Z)
     full.fill(-np.inf)  # (np.full's wrapper: twice the time)
+    checked = np.zeros(Z, bool)  # (not "still -inf": a candidate whose edge fit were -inf would be taken forever)
     todo = order[:4]
     while len(todo):
         full[todo] = _colour_checked(cfg, pv, pr, k[todo], None if nadirs is None else nadirs[todo], sc[todo],
                                      tray_bgr, bg, gains)
-        rest = order[full[order] == -np.inf]  # (np.isneginf's test, without its wrapper)
+        checked[todo] = True
+        rest = order[~checked[order]]
         todo = rest[sc[rest] >= within * np.maximum.reduce(full)]
     return full
 

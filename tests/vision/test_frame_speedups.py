@@ -179,6 +179,34 @@ def test_scoring_only_candidates_that_can_win_keeps_the_winner_and_its_rivals(ca
     assert skipped > 0
 
 
+def test_the_best_first_scoring_ends_when_the_checks_rule_every_candidate_out(calibration, small_kit, monkeypatch):
+    """Each candidate is colour-checked once: were every check to score -inf, the search would
+    still end (a loop over the candidates left at -inf would take them again forever)."""
+    import json
+
+    import cv2
+
+    from vision.reader import frame_context, load_pipeline
+
+    pipe = load_pipeline(calibration)
+    name = sorted(json.loads((small_kit / "labels.json").read_text()))[0]
+    img = cv2.imread(str(small_kit / "images" / name))
+    ctx = frame_context(pipe, img)
+    zs = np.arange(7.5, 0.6 * float(ctx.registration.camera.center[2]), 5.0)
+    pv = ph.plane_view(pipe.cfg, pipe.tray, ctx.registration, img, 7.5, float(zs[-1]) + 5)
+    calls = []
+
+    def ruled_out(cfg, pv, pr, k, nadirs, sc, *rest):
+        calls.append(len(sc))
+        return np.full(len(sc), -np.inf)
+
+    monkeypatch.setattr(ph, "_colour_checked", ruled_out)
+    got = ph.height_scores(pipe.cfg, pipe.tray, pv, pipe.height_probes, zs, ctx.tray_bgr, pipe.background,
+                           ctx.gains, within=1.0)
+    assert np.all(np.isneginf(got))
+    assert sum(calls) == len(zs)  # every candidate checked once, none twice
+
+
 def test_a_cameras_rotation_and_centre_are_worked_out_once_and_stay_right():
     import cv2
 
