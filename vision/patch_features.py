@@ -227,22 +227,26 @@ def _middle_of_long(x: np.ndarray, lo: int, hi: int):
 def percentile_along(x: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
     """np.percentile(x, q, axis) (linear method, q a Python number) for arrays without NaN, from
     one partition and numpy's own interpolation arithmetic, without its per-call overhead."""
-    n = x.shape[axis]
-    v = (n - 1) * (float(q) / 100)  # numpy's virtual index
-    if v >= n - 1:
-        lo = hi = n - 1
-        t = v + 1  # (numpy's weight there: it multiplies a zero difference)
-    elif v < 0:
-        lo = hi = 0
-        t = v
-    else:
-        lo = math.floor(v)
-        hi = lo + 1
-        t = v - lo
+    lo, hi, t = percentile_places(x.shape[axis], q)
     part = x.copy(order="K")
     part.partition((lo, hi) if hi != lo else lo, axis=axis)
-    a = part.take(lo, axis=axis)
-    b = part.take(hi, axis=axis)
+    return interpolated(part.take(lo, axis=axis), part.take(hi, axis=axis), t)
+
+
+def percentile_places(n: int, q: float) -> tuple[int, int, float]:
+    """Where np.percentile (linear method) reads the q-th percentile of n sorted values: the two
+    places and the weight between them, as numpy works them out (its virtual index)."""
+    v = (n - 1) * (float(q) / 100)
+    if v >= n - 1:
+        return n - 1, n - 1, v + 1  # (numpy's weight there: it multiplies a zero difference)
+    if v < 0:
+        return 0, 0, v
+    lo = math.floor(v)
+    return lo, lo + 1, v - lo
+
+
+def interpolated(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    """The value a fraction t of the way from a to b, with numpy's percentile arithmetic."""
     d = b - a
     return b - d * (1 - t) if t >= 0.5 else a + d * t
 

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import apply_h
-from vision.patch_features import median_along, percentile_along
+from vision.patch_features import interpolated, median_along, percentile_along, percentile_places
 from vision.kit import Tray
 from vision.tray import Registration
 
@@ -848,7 +848,7 @@ def seam_continuity(oc: Mapping, W: float, gx: np.ndarray, gy: np.ndarray) -> np
                 low = np.partition(band, kth, axis=2)[..., kth]  # (3, offsets)
                 lines.append(float(low.min(axis=0).max()))
             out.append(sorted(lines, reverse=True))
-    scale = float(_median_of_many(np.concatenate([gx.reshape(-1), gy.reshape(-1)]))) + 1.0
+    scale = float(median_along(np.concatenate([gx.reshape(-1), gy.reshape(-1)]))) + 1.0  # (a long 1-D median: from its middle's values)
     (x1, x2), (y1, y2) = out
     return np.array([x1, x2, y1, y2, x1 - y1]) / scale
 
@@ -933,39 +933,8 @@ def _median_sorted(s: np.ndarray) -> np.ndarray:
 def _percentile_sorted(s: np.ndarray, q: float) -> np.ndarray:
     """percentile_along(x, q) from x sorted along its last axis: the same two values, the same
     interpolation arithmetic."""
-    n = s.shape[-1]
-    v = (n - 1) * (float(q) / 100)  # numpy's virtual index
-    if v >= n - 1:
-        lo = hi = n - 1
-        t = v + 1
-    elif v < 0:
-        lo = hi = 0
-        t = v
-    else:
-        lo = math.floor(v)
-        hi = lo + 1
-        t = v - lo
-    a, b = s[..., lo], s[..., hi]
-    d = b - a
-    return b - d * (1 - t) if t >= 0.5 else a + d * t
-
-
-def _median_of_many(x: np.ndarray) -> np.ndarray:
-    """median_along of a long 1-D array (a face's gradients, some 14,000), its two middle values
-    picked from those near the middle: a strided sample's 46th and 54th percentiles bound them,
-    and only the values within (a tenth of them) are sorted; the whole array is partitioned when
-    the middle falls outside (1 of 195 faces of the bench). Half the time of one partition of the whole."""
-    n = x.size
-    lo, hi = (n - 1) // 2, n // 2
-    if n >= 1024:
-        sample = np.sort(x[::16])
-        a, b = sample[int(sample.size * 0.46)], sample[int(sample.size * 0.54)]
-        below = int(np.count_nonzero(x < a))
-        near = x[(x >= a) & (x <= b)]
-        if below <= lo and hi < below + near.size:
-            near.sort()
-            return (near[lo - below] + near[hi - below]) / 2
-    return median_along(x)
+    lo, hi, t = percentile_places(s.shape[-1], q)
+    return interpolated(s[..., lo], s[..., hi], t)
 
 
 def outline_score(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, zs: np.ndarray) -> np.ndarray:
