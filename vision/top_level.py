@@ -380,21 +380,20 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
     area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
     if np.add.reduce(area) < min_mm2:
         return None
-    c = np.array([bgr.shape[1] / 2 / px_per_mm, bgr.shape[0] / 2 / px_per_mm])
+    cx, cy = bgr.shape[1] / 2 / px_per_mm, bgr.shape[0] / 2 / px_per_mm
     s2 = 2 * float(cfg["glyph"].get("locate_sigma_mm", 8.0)) ** 2
+    pts = cent.tolist()
     for _ in range(3):
-        d = cent - c
-        d *= d
-        wgt = d[:, 0] + d[:, 1]  # (the squared distances' sum over x and y, written out)
-        wgt /= -s2  # (in place, as each step below: the same values in fewer temporaries)
+        # (the exponents in plain floats, rounded as NumPy's were: a dozen small calls fewer; exp,
+        # the sum and the weighted mean stay NumPy's, whose SIMD exp and BLAS plain floats do not match)
+        wgt = np.array([((x - cx) * (x - cx) + (y - cy) * (y - cy)) / -s2 for x, y in pts])
         np.exp(wgt, out=wgt)
         wgt *= area
         total = np.add.reduce(wgt)
         if total < 0.3 * min_mm2:
             return None
-        c = wgt @ cent
-        c /= total
-    return float(c[0]), float(c[1])
+        cx, cy = (wgt @ cent / total).tolist()
+    return cx, cy
 
 
 def jitter_matrix(rng: np.random.Generator, shift_mm: float, deg: float, scale: float) -> np.ndarray:
