@@ -397,12 +397,13 @@ def table_colour(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray) -
     if not r:
         return None
     uv = cv2.perspectiveTransform(_table_ring(_grown(tray, float(r))),
-                                  np.asarray(reg.H, dtype=np.float64))[0]
+                                  np.asarray(reg.H, dtype=np.float64))  # (1, 96, 2)
     h, w = img.shape[:2]
-    ok = (uv[:, 0] >= 0) & (uv[:, 0] <= w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] <= h - 1)
-    if ok.sum() < 12:
+    # the points in the image, both bounds inclusive (one inRange, not four comparisons and three ands)
+    at = cv2.inRange(uv, (0.0, 0.0), (w - 1.0, h - 1.0))[0].nonzero()[0]
+    if len(at) < 12:
         return None
-    uv = np.rint(uv[ok]).astype(np.int32)
+    uv = uv[0].take(at, axis=0).round().astype(np.int32)  # (round: np.rint, without its wrapper)
     return median_along(img[uv[:, 1], uv[:, 0]].astype(np.float32), axis=0)  # (np.median, without its overhead)
 
 
@@ -588,19 +589,36 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         return sc
     if within is None:
         return _colour_checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains)
-    # best edge fit first; a candidate is checked while it could still reach `within` of the best checked
+    # best edge fit first; a candidate is checked while it could still reach `within` of the best checked.
+    # Those that can are a run at the head of the unchecked in this order (NaN last, never taken
+    # but in the first four), so each round takes the next run: none twice, and none once a round is empty
+    # (the bookkeeping in plain Python: a dozen NumPy calls on ~40 values a round cost more)
     order = (-sc).argsort(kind="stable")
+    edge = sc[order].tolist()  # (float32 or float64: exact as Python floats, compared as NumPy would)
     full = np.empty(Z)
     full.fill(-np.inf)  # (np.full's wrapper: twice the time)
-    checked = np.zeros(Z, bool)  # (not "still -inf": a candidate whose edge fit were -inf would be taken forever)
-    todo = order[:4]
-    while len(todo):
-        full[todo] = _colour_checked(cfg, pv, pr, k[todo], None if nadirs is None else nadirs[todo], sc[todo],
-                                     tray_bgr, bg, gains)
-        checked[todo] = True
-        rest = order[~checked[order]]
-        todo = rest[sc[rest] >= within * np.maximum.reduce(full)]
+    lo, hi, best = 0, min(4, Z), -math.inf
+    while lo < hi:
+        at = order[lo:hi]
+        got = _colour_checked(cfg, pv, pr, k[at], None if nadirs is None else nadirs[at], sc[at],
+                              tray_bgr, bg, gains)
+        full[at] = got
+        best = _running_max(best, got.tolist())
+        bar = within * best
+        lo = hi
+        while hi < Z and edge[hi] >= bar:
+            hi += 1
     return full
+
+
+def _running_max(best: float, vals: list[float]) -> float:
+    """np.maximum.reduce's best over best and vals: NaN once any is NaN."""
+    for v in vals:
+        if v != v:
+            return v
+        if v > best:
+            best = v
+    return best
 
 
 def _middle_means(a: np.ndarray) -> np.ndarray:

@@ -207,6 +207,64 @@ def test_the_best_first_scoring_ends_when_the_checks_rule_every_candidate_out(ca
     assert sum(calls) == len(zs)  # every candidate checked once, none twice
 
 
+def _best_first_with_masks(sc, within, check):
+    """height_scores' best-first loop as it was written with NumPy masks (the reference)."""
+    order = (-sc).argsort(kind="stable")
+    full = np.full(len(sc), -np.inf)
+    checked = np.zeros(len(sc), bool)
+    todo = order[:4]
+    while len(todo):
+        full[todo] = check(todo)
+        checked[todo] = True
+        rest = order[~checked[order]]
+        todo = rest[sc[rest] >= within * np.maximum.reduce(full)]
+    return full
+
+
+def test_the_best_first_bookkeeping_takes_the_same_batches_as_the_masks_did(calibration, small_kit, monkeypatch):
+    """The best-first loop keeps its order, batches and running best in plain Python: the same
+    candidates are checked in the same batches, and every score is the same (checks that score
+    NaN or -inf, or exactly the bar, too)."""
+    import json
+
+    import cv2
+
+    from vision.reader import frame_context, load_pipeline
+
+    pipe = load_pipeline(calibration)
+    name = sorted(json.loads((small_kit / "labels.json").read_text()))[0]
+    img = cv2.imread(str(small_kit / "images" / name))
+    ctx = frame_context(pipe, img)
+    zs = np.arange(7.5, 0.6 * float(ctx.registration.camera.center[2]), 5.0)
+    pv = ph.plane_view(pipe.cfg, pipe.tray, ctx.registration, img, 7.5, float(zs[-1]) + 5)
+    args = (pipe.cfg, pipe.tray, pv, pipe.height_probes, zs, ctx.tray_bgr, pipe.background, ctx.gains)
+    sc = ph.height_scores(*args[:5], None)  # the edge fit alone
+    k = pv.cam_z / (pv.cam_z - zs)
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        # each candidate's check: its edge fit lowered, or another's edge fit exactly (ties with the bar)
+        factor = rng.choice([0.3, 0.9, 1.0, -np.inf, np.nan], len(zs), p=[0.3, 0.4, 0.2, 0.07, 0.03])
+        table = sc * factor if trial % 2 else np.where(np.isfinite(factor), sc[rng.permutation(len(zs))], factor)
+        batches, want_batches = [], []
+
+        def check(cfg, pv_, pr, kk, nadirs, s, *rest):
+            at = [int(np.flatnonzero(k == v)[0]) for v in kk]
+            batches.append(at)
+            return table[at]
+
+        def reference(at):
+            want_batches.append(at.tolist())
+            return table[at]
+
+        monkeypatch.setattr(ph, "_colour_checked", check)
+        for within in (1.0, 0.7):
+            batches.clear()
+            want_batches.clear()
+            got = ph.height_scores(*args, within=within)
+            assert got.tobytes() == _best_first_with_masks(sc, within, reference).tobytes()
+            assert batches == want_batches
+
+
 def test_a_cameras_rotation_and_centre_are_worked_out_once_and_stay_right():
     import cv2
 
