@@ -156,17 +156,14 @@ def test_scoring_only_candidates_that_can_win_keeps_the_winner_and_its_rivals(ca
 
     import cv2
 
-    from vision.reader import frame_context, load_pipeline
+    from vision.reader import load_pipeline
 
     pipe = load_pipeline(calibration)
     labels = json.loads((small_kit / "labels.json").read_text())
     skipped = 0
     for name in sorted(labels)[:6]:
         img = cv2.imread(str(small_kit / "images" / name))
-        ctx = frame_context(pipe, img)
-        reg = ctx.registration
-        zs = np.arange(7.5, 0.6 * float(reg.camera.center[2]), 5.0)
-        pv = ph.plane_view(pipe.cfg, pipe.tray, reg, img, 7.5, float(zs[-1]) + 5)
+        ctx, zs, pv = _heights_view(pipe, img)
         args = (pipe.cfg, pipe.tray, pv, pipe.height_probes, zs, ctx.tray_bgr, pipe.background, ctx.gains)
         full = ph.height_scores(*args)
         for within in (1.0, 0.7):
@@ -179,21 +176,34 @@ def test_scoring_only_candidates_that_can_win_keeps_the_winner_and_its_rivals(ca
     assert skipped > 0
 
 
-def test_the_best_first_scoring_ends_when_the_checks_rule_every_candidate_out(calibration, small_kit, monkeypatch):
-    """Each candidate is colour-checked once: were every check to score -inf, the search would
-    still end (a loop over the candidates left at -inf would take them again forever)."""
+def _first_photos_heights(calibration, small_kit):
+    """The small kit's first photo read as far as the height search: the pipeline, the frame's
+    context, candidate heights every 5 mm and the rectified view they are scored on."""
     import json
 
     import cv2
 
-    from vision.reader import frame_context, load_pipeline
+    from vision.reader import load_pipeline
 
     pipe = load_pipeline(calibration)
     name = sorted(json.loads((small_kit / "labels.json").read_text()))[0]
-    img = cv2.imread(str(small_kit / "images" / name))
+    return (pipe, *_heights_view(pipe, cv2.imread(str(small_kit / "images" / name))))
+
+
+def _heights_view(pipe, img):
+    """A frame's context, candidate heights every 5 mm up to 0.6 of the camera's height, and the
+    rectified view they are scored on."""
+    from vision.reader import frame_context
+
     ctx = frame_context(pipe, img)
     zs = np.arange(7.5, 0.6 * float(ctx.registration.camera.center[2]), 5.0)
-    pv = ph.plane_view(pipe.cfg, pipe.tray, ctx.registration, img, 7.5, float(zs[-1]) + 5)
+    return ctx, zs, ph.plane_view(pipe.cfg, pipe.tray, ctx.registration, img, 7.5, float(zs[-1]) + 5)
+
+
+def test_the_best_first_scoring_ends_when_the_checks_rule_every_candidate_out(calibration, small_kit, monkeypatch):
+    """Each candidate is colour-checked once: were every check to score -inf, the search would
+    still end (a loop over the candidates left at -inf would take them again forever)."""
+    pipe, ctx, zs, pv = _first_photos_heights(calibration, small_kit)
     calls = []
 
     def ruled_out(cfg, pv, pr, k, nadirs, sc, *rest):
@@ -225,18 +235,7 @@ def test_the_best_first_bookkeeping_takes_the_same_batches_as_the_masks_did(cali
     """The best-first loop keeps its order, batches and running best in plain Python: the same
     candidates are checked in the same batches, and every score is the same (checks that score
     NaN or -inf, or exactly the bar, too)."""
-    import json
-
-    import cv2
-
-    from vision.reader import frame_context, load_pipeline
-
-    pipe = load_pipeline(calibration)
-    name = sorted(json.loads((small_kit / "labels.json").read_text()))[0]
-    img = cv2.imread(str(small_kit / "images" / name))
-    ctx = frame_context(pipe, img)
-    zs = np.arange(7.5, 0.6 * float(ctx.registration.camera.center[2]), 5.0)
-    pv = ph.plane_view(pipe.cfg, pipe.tray, ctx.registration, img, 7.5, float(zs[-1]) + 5)
+    pipe, ctx, zs, pv = _first_photos_heights(calibration, small_kit)
     args = (pipe.cfg, pipe.tray, pv, pipe.height_probes, zs, ctx.tray_bgr, pipe.background, ctx.gains)
     sc = ph.height_scores(*args[:5], None)  # the edge fit alone
     k = pv.cam_z / (pv.cam_z - zs)
@@ -432,17 +431,14 @@ def test_the_colour_checks_from_one_table_are_the_checks_point_by_point(calibrat
     one per candidate, a few candidates or many."""
     import json
 
-    from vision.reader import frame_context, load_pipeline
+    from vision.reader import load_pipeline
 
     pipe = load_pipeline(calibration)
     labels = json.loads((small_kit / "labels.json").read_text())
     rng = np.random.default_rng(18)
     for name in sorted(labels)[:4]:
         img = cv2.imread(str(small_kit / "images" / name))
-        ctx = frame_context(pipe, img)
-        reg = ctx.registration
-        zs = np.arange(7.5, 0.6 * float(reg.camera.center[2]), 5.0)
-        pv = ph.plane_view(pipe.cfg, pipe.tray, reg, img, 7.5, float(zs[-1]) + 5)
+        ctx, zs, pv = _heights_view(pipe, img)
         assert pv.table_bgr is not None and pv.hidden.any() and pv.sheet is not None  # (every check is exercised)
         sc = rng.uniform(0.2, 1.5, len(zs))
         args = (pipe.cfg, pv, pipe.height_probes)
