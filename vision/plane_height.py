@@ -23,6 +23,7 @@ import numpy as np
 from vision import top_level as tl
 from vision.geometry import Camera, intrinsics
 from vision.kit import Tray
+from vision.memo import memoised
 from vision.patch_features import median_along
 from vision.tray import Registration, h_inverse
 
@@ -156,16 +157,6 @@ class _Lift:
         return (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
 
 
-def _view_memo(pv: PlaneView, key, inputs: tuple, make):
-    """make() once per view for the same inputs (the very objects), as made before."""
-    got = pv.memo.get(key)
-    if got is not None and all(a is b for a, b in zip(got[0], inputs)):
-        return got[1]
-    val = make()
-    pv.memo[key] = (inputs, val)  # (holding the inputs: no other object can take their ids meanwhile)
-    return val
-
-
 def _entries(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A lifting table's entries (_table) for points with the distinct xs and ys: the xs then
     the ys negated, and which coordinate each entry is (0: x, 1: y)."""
@@ -254,7 +245,7 @@ def _step_plan(pv: PlaneView, pr: Probes) -> _StepPlan:
         top = np.array([w, h], np.int32).take(ny)[:, None]
         mul = np.array([ch, (w + 2) * ch], np.int32).take(ny)[:, None]
         return _StepPlan(t.u[0], t.off.T, a[:, None], t.b.T, float(pv.ppm), ny, top, mul, mul + channel, at)
-    return _view_memo(pv, "steps", (pr,), make)
+    return memoised(pv.memo, "steps", (pr,), make)
 
 
 def _step_indices(plan: _StepPlan, k: np.ndarray, nadirs: np.ndarray | None) -> np.ndarray:
@@ -666,7 +657,7 @@ def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
             lo, hi = np.array([[x0, -y1], [x1, -y0]]).take(ny, axis=1)
         counted = np.append(np.asarray(pv.hidden, bool), False).take(side)  # (side -1: the band's, not counted)
         return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted, bool(pv.hidden.any()))
-    return _view_memo(pv, "colour", (pr, bg), make)
+    return memoised(pv.memo, "colour", (pr, bg), make)
 
 
 def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None,
@@ -1135,7 +1126,7 @@ def _pose_centre(pv: PlaneView, H: np.ndarray, f: float, width: int, height: int
         for a in (C, K, R, t):
             a.flags.writeable = False
         return C, (K, R, t)
-    return _view_memo(pv, ("pose", float(f), int(width), int(height)), (H,), make)
+    return memoised(pv.memo, ("pose", float(f), int(width), int(height)), (H,), make)
 
 
 def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera:

@@ -11,7 +11,6 @@ import contextlib
 import ctypes
 import json
 import math
-import operator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +31,7 @@ from vision.geometry import Camera
 from vision.hands import arm_entries, counted_arms, find_hands, hand_grid, hand_mask, hands_of
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
+from vision.memo import memoised
 from vision.models import LinearModel, load_model
 from vision.stage_clock import CHECKS, HANDS, HEIGHT, REGISTRATION, RETRIES, TOP, StageClock
 from vision.table_memory import TableMemory
@@ -365,28 +365,15 @@ class FrameContext:
     registration: Registration
     tray_bgr: np.ndarray
     gains: np.ndarray
-    # what the frame's readings have worked out, shared by all its contexts (_memo): a retry, a
+    # what the frame's readings have worked out, shared by all its contexts (memoised): a retry, a
     # face one slot over or another focal length reads slots and glyphs read already
     memo: dict = field(default_factory=dict, compare=False, repr=False)
-
-
-def _memo(memo: dict | None, key: tuple, inputs: tuple, make):
-    """make() once for the same key and the same inputs (the very objects: the frame, its
-    registration, the pipeline), as made before; without a memo, made afresh."""
-    if memo is None:
-        return make()
-    got = memo.get(key)
-    if got is not None and len(got[0]) == len(inputs) and all(map(operator.is_, got[0], inputs)):
-        return got[1]  # (map of operator.is_: no generator's frame a step; ~37 calls a frame)
-    val = make()
-    memo[key] = (inputs, val)  # (holding the inputs: no other object can take their ids meanwhile)
-    return val
 
 
 def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
          memo: dict | None = None) -> tuple[float, float] | None:
     """Where one slot position's glyph ink lies (top_level.glyph_ink_offset; None: no ink found)."""
-    return _memo(memo, ("ink", float(z), orient, int(slot)), (p, reg, img),
+    return memoised(memo, ("ink", float(z), orient, int(slot)), (p, reg, img),
                  lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot))
 
 
@@ -399,12 +386,12 @@ def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: st
         offset = _ink(p, reg, img, z, orient, slot, memo) or (0.0, 0.0)
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=offset)
         return offset, tl.glyph_features_turned(p.cfg, crop, _white_balance(p, tray_bgr, memo))
-    return _memo(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img, tray_bgr), make)
+    return memoised(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img, tray_bgr), make)
 
 
 def _white_balance(p: Pipeline, tray_bgr: np.ndarray, memo: dict | None = None) -> np.ndarray | None:
     """The frame's white balance for glyphs (top_level.glyph_white_balance), once a frame."""
-    return _memo(memo, ("white balance",), (p, tray_bgr), lambda: tl.glyph_white_balance(p.cfg, tray_bgr))
+    return memoised(memo, ("white balance",), (p, tray_bgr), lambda: tl.glyph_white_balance(p.cfg, tray_bgr))
 
 
 NO_COLOUR = ("the picture has no colour (a black-and-white camera or image): the blocks' colours cannot be read; "
@@ -477,7 +464,7 @@ class SlotEvidence:
 def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                   first: int = 0) -> SlotEvidence:
     """The slots' probabilities at height z (made once per frame for the same registration)."""
-    return _memo(ctx.memo, ("evidence", float(z), orient, int(first)), (p, ctx.registration, img, ctx.tray_bgr, ctx.gains),
+    return memoised(ctx.memo, ("evidence", float(z), orient, int(first)), (p, ctx.registration, img, ctx.tray_bgr, ctx.gains),
                  lambda: _slot_evidence(p, ctx, img, z, orient, first))
 
 
@@ -748,7 +735,7 @@ def skin_on_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     arm = ctx.memo.get(ARM_LAB)
     if arm is None:
         return None
-    return _memo(ctx.memo, ("skin", float(z)), (p, ctx.registration, img),
+    return memoised(ctx.memo, ("skin", float(z)), (p, ctx.registration, img),
                  lambda: sk.skin_mask(p.cfg["skin"], tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
                                       if face is None else face, arm))
 
@@ -763,7 +750,7 @@ def covered_slots(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, ori
         return None if mask is None else sk.slot_cover(p.cfg["orientation"], p.tray.block_mm, mask, orient)
     # (once a face, orientation and arm colour: read_frame asks for it for the confidence and for
     # the empties)
-    return _memo(ctx.memo, ("cover", float(z), orient), (p, ctx.registration, img, ctx.memo.get(ARM_LAB)), make)
+    return memoised(ctx.memo, ("cover", float(z), orient), (p, ctx.registration, img, ctx.memo.get(ARM_LAB)), make)
 
 
 def glyph_seen(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
@@ -926,7 +913,7 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
         face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
         of = tl.orientation_features(p.cfg, p.tray, face, skin_on_face(p, ctx, img, z, face))
         return _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
-    po = _memo(ctx.memo, ("face", float(z)), (p, ctx.registration, img), face_pattern)
+    po = memoised(ctx.memo, ("face", float(z)), (p, ctx.registration, img), face_pattern)
     dc = p.cfg["decision"]
     lam = float(dc["orientation_block_weight"])
     sure = float(dc["orientation_sure_above"])
@@ -1001,7 +988,7 @@ def _glyph_probs_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, o
     reads them), once a frame: glyphs_seen_at asks for a face's three before read_top's
     slot_evidence reads them (the retries, the focal alternatives), and the glyph model's
     kernel costs some 100 us a call. (Read-only: a caller that changes them copies first.)"""
-    return _memo(ctx.memo, ("glyph probs", float(z), orient, slots), (p, ctx.registration, img, ctx.tray_bgr),
+    return memoised(ctx.memo, ("glyph probs", float(z), orient, slots), (p, ctx.registration, img, ctx.tray_bgr),
                  lambda: glyph_probs(p.models.get("glyph"), rows()))
 
 
