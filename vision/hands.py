@@ -1270,10 +1270,10 @@ def _skin_coloured(hc: Mapping, bgr: np.ndarray) -> bool:
 
 
 def _looks_like_any(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple) -> np.ndarray:
-    """Whether cells (flat indices) show any of the colours `refs` (BGR; a None one, as in
-    `_looks_like`, matches every cell), as `_looks_like` tells each: the cells' logs taken once
-    and every colour's test in one pass (rows stacked; each row's arithmetic is `_looks_like`'s:
-    some 15 us a call less than a call per colour)."""
+    """Whether cells (flat indices) show any of the colours `refs` (BGR; a None one matches every
+    cell), as `_looks_like` tells each: the cells' logs taken once and every colour's test in one
+    pass (rows stacked; each row's arithmetic as one colour's alone: some 15 us a call less than a
+    call per colour)."""
     lim = float(hc.get("rim_table_chroma", 0.0))
     if lim <= 0 or m.px is None or any(r is None for r in refs):
         return np.ones(len(idx), bool)
@@ -1342,12 +1342,7 @@ def _looks_like(hc: Mapping, m: HandMask, idx: np.ndarray, ref: np.ndarray | Non
     by at most `rim_table_chroma` (after the mean brightness change is taken out) and their
     brightness by at most `rim_table_shift` (log; an arm is lit a little otherwise than the
     surface beyond). `rim_table_chroma` 0, or no colours: all."""
-    lim = float(hc.get("rim_table_chroma", 0.0))
-    if lim <= 0 or m.px is None or ref is None:
-        return np.ones(len(idx), bool)
-    d = np.log(m.px.reshape(-1, 3)[idx] + 4.0) - np.log(np.asarray(ref, np.float32) + 4.0)
-    sh, ch = _shift_and_chroma(d)
-    return (ch <= lim) & (np.abs(sh) <= float(hc.get("rim_table_shift", math.inf)))
+    return _looks_like_any(hc, m, idx, (ref,))
 
 
 def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, groups: list[tuple[np.ndarray, set[int]]],
