@@ -186,16 +186,17 @@ def _color_features(labs: np.ndarray, l_std: np.ndarray) -> np.ndarray:
     ], axis=1, dtype=np.float32)
 
 
-def median_along(x: np.ndarray, axis: int = -1) -> np.ndarray:
+def median_along(x: np.ndarray, axis: int = -1, reorder: bool = False) -> np.ndarray:
     """np.median(x, axis) for arrays without NaN, from one partition: the mean of the two middle
-    values (or the middle one), as np.median takes it, without its per-call overhead."""
+    values (or the middle one), as np.median takes it, without its per-call overhead.
+    `reorder`: x is the caller's scratch, partitioned in place (no copy)."""
     n = x.shape[axis]
     lo, hi = (n - 1) // 2, n // 2
     if x.ndim == 1 and n >= 4096:
         got = _middle_of_long(x, lo, hi)
         if got is not None:
             return got
-    part = x.copy(order="K")  # (np.partition's own copy, then its in-place method: no wrapper)
+    part = x if reorder else x.copy(order="K")  # (np.partition's own copy, then its in-place method: no wrapper)
     if hi != lo and n >= 256:
         # one partition at the upper middle: the lower middle is the largest of the part below it
         part.partition(hi, axis=axis)
@@ -303,14 +304,6 @@ def _lab_steps(planes: np.ndarray, border: np.ndarray) -> np.ndarray:
     return g
 
 
-def _median_rows(x: np.ndarray) -> np.ndarray:
-    """np.median(x, axis=1) of a 2-D array it may reorder: one partition in place, no copy."""
-    n = x.shape[1]
-    lo, hi = (n - 1) // 2, n // 2
-    x.partition((lo, hi) if hi != lo else lo, axis=1)
-    return (x[:, lo] + x[:, hi]) / 2
-
-
 def occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray) -> np.ndarray:
     """(S, D) per patch: does a block lie here? A block's patch is one colour with edges at its long
     sides; an empty slot shows the level below: seams across the patch, 15 mm further down."""
@@ -338,9 +331,9 @@ def _occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray, pla
     # with the 15 mm of parallax)
     wins = cols.take(col_wins, axis=1)  # (S, 3, longest window)
     top = wins.max(axis=2)
-    base = _median_rows(wins[:, 0, :n_inner]) + 1.0
+    base = median_along(wins[:, 0, :n_inner], axis=1, reorder=True) + 1.0
     ends = rows.take(row_wins, axis=1).max(axis=2)  # the first and last three rows' greatest
-    edge_long = (ends[:, 0] + ends[:, 1]) / (_median_rows(rows) + 1.0)
+    edge_long = (ends[:, 0] + ends[:, 1]) / (median_along(rows, axis=1, reorder=True) + 1.0)
     # each third's mean Lab colour, from exact integer sums of the 8-bit values (each column's by
     # cv2.reduce over the patches side by side: half NumPy's time)
     side = np.ascontiguousarray(labs.reshape(S, h, w * 3).transpose(1, 0, 2)).reshape(h, -1)
