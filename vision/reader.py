@@ -366,14 +366,15 @@ class FrameContext:
     tray_bgr: np.ndarray
     gains: np.ndarray
     # what the frame's readings have worked out, shared by all its contexts (memoised): a retry, a
-    # face one slot over or another focal length reads slots and glyphs read already
+    # face one slot over or another focal length reads slots and glyphs read already (keyed by the
+    # registration too: a moved face's glyphs no longer push out the face's own, read again later)
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
          memo: dict | None = None) -> tuple[float, float] | None:
     """Where one slot position's glyph ink lies (top_level.glyph_ink_offset; None: no ink found)."""
-    return memoised(memo, ("ink", float(z), orient, int(slot)), (p, reg, img),
+    return memoised(memo, ("ink", float(z), orient, int(slot), id(reg)), (p, reg, img),
                  lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot))
 
 
@@ -386,7 +387,7 @@ def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: st
         offset = _ink(p, reg, img, z, orient, slot, memo) or (0.0, 0.0)
         crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=offset)
         return offset, tl.glyph_features_turned(p.cfg, crop, _white_balance(p, tray_bgr, memo))
-    return memoised(memo, ("glyph", float(z), orient, int(slot)), (p, reg, img, tray_bgr), make)
+    return memoised(memo, ("glyph", float(z), orient, int(slot), id(reg)), (p, reg, img, tray_bgr), make)
 
 
 def _white_balance(p: Pipeline, tray_bgr: np.ndarray, memo: dict | None = None) -> np.ndarray | None:
@@ -464,7 +465,8 @@ class SlotEvidence:
 def slot_evidence(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                   first: int = 0) -> SlotEvidence:
     """The slots' probabilities at height z (made once per frame for the same registration)."""
-    return memoised(ctx.memo, ("evidence", float(z), orient, int(first)), (p, ctx.registration, img, ctx.tray_bgr, ctx.gains),
+    return memoised(ctx.memo, ("evidence", float(z), orient, int(first), id(ctx.registration)),
+                    (p, ctx.registration, img, ctx.tray_bgr, ctx.gains),
                  lambda: _slot_evidence(p, ctx, img, z, orient, first))
 
 
@@ -913,7 +915,7 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
         face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
         of = tl.orientation_features(p.cfg, p.tray, face, skin_on_face(p, ctx, img, z, face))
         return _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
-    po = memoised(ctx.memo, ("face", float(z)), (p, ctx.registration, img), face_pattern)
+    po = memoised(ctx.memo, ("face", float(z), id(ctx.registration)), (p, ctx.registration, img), face_pattern)
     dc = p.cfg["decision"]
     lam = float(dc["orientation_block_weight"])
     sure = float(dc["orientation_sure_above"])
@@ -988,7 +990,8 @@ def _glyph_probs_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, o
     reads them), once a frame: glyphs_seen_at asks for a face's three before read_top's
     slot_evidence reads them (the retries, the focal alternatives), and the glyph model's
     kernel costs some 100 us a call. (Read-only: a caller that changes them copies first.)"""
-    return memoised(ctx.memo, ("glyph probs", float(z), orient, slots), (p, ctx.registration, img, ctx.tray_bgr),
+    return memoised(ctx.memo, ("glyph probs", float(z), orient, slots, id(ctx.registration)),
+                    (p, ctx.registration, img, ctx.tray_bgr),
                  lambda: glyph_probs(p.models.get("glyph"), rows()))
 
 
