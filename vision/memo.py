@@ -17,3 +17,19 @@ def memoised(memo: dict | None, key, inputs: tuple, make):
     val = make()
     memo[key] = (inputs, val)  # (holding the inputs: no other object can take their ids meanwhile)
     return val
+
+
+def recalled(memo: dict | None, key, inputs: tuple) -> tuple | None:
+    """(value,) as made before for the same key and the very same inputs (see memoised), else
+    None: for a caller that makes several values in one pass, only those not made yet."""
+    got = None if memo is None else memo.get(key)
+    if got is not None and len(got[0]) == len(inputs) and all(map(operator.is_, got[0], inputs)):
+        return (got[1],)
+    return None
+
+
+def remember(memo: dict | None, key, inputs: tuple, val):
+    """Keep val as made for key and these inputs (recalled, memoised find it); returns it."""
+    if memo is not None:
+        memo[key] = (inputs, val)
+    return val

@@ -31,7 +31,7 @@ from vision.geometry import Camera
 from vision.hands import arm_entries, counted_arms, find_hands, hand_grid, hand_mask, hands_of
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
-from vision.memo import memoised
+from vision.memo import memoised, recalled, remember
 from vision.models import LinearModel, load_model
 from vision.stage_clock import CHECKS, HANDS, HEIGHT, REGISTRATION, RETRIES, TOP, StageClock
 from vision.table_memory import TableMemory
@@ -383,11 +383,24 @@ def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: st
     """One slot position's glyph: where its ink lies (top_level.glyph_offset: the slot's centre
     when no ink is found) and the glyph features of the crop round it, as laid and turned, white-
     balanced by the frame's tray colour where it shows a cast (top_level.glyph_white_balance)."""
-    def make():
-        offset = _ink(p, reg, img, z, orient, slot, memo) or (0.0, 0.0)
-        crop = tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slot, offset=offset)
-        return offset, tl.glyph_features_turned(p.cfg, crop, _white_balance(p, tray_bgr, memo))
-    return memoised(memo, ("glyph", float(z), orient, int(slot), id(reg)), (p, reg, img, tray_bgr), make)
+    return _glyphs(p, reg, img, z, orient, (slot,), tray_bgr, memo)[0]
+
+
+def _glyphs(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slots: Sequence[int],
+            tray_bgr: np.ndarray, memo: dict | None = None) -> list[tuple[tuple[float, float], tuple]]:
+    """_glyph of each slot position, those the frame has not read yet read together (their
+    features in one pass: tl.glyph_features_turned_many)."""
+    inputs = (p, reg, img, tray_bgr)
+    keys = [("glyph", float(z), orient, int(s), id(reg)) for s in slots]
+    got = [recalled(memo, k, inputs) for k in keys]
+    todo = [i for i, g in enumerate(got) if g is None]
+    if todo:
+        offsets = [_ink(p, reg, img, z, orient, slots[i], memo) or (0.0, 0.0) for i in todo]
+        crops = [tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slots[i], offset=o) for i, o in zip(todo, offsets)]
+        feats = tl.glyph_features_turned_many(p.cfg, crops, _white_balance(p, tray_bgr, memo))
+        for i, o, f in zip(todo, offsets, feats):
+            got[i] = (remember(memo, keys[i], inputs, (o, f)),)
+    return [g[0] for g in got]
 
 
 def _white_balance(p: Pipeline, tray_bgr: np.ndarray, memo: dict | None = None) -> np.ndarray | None:
@@ -436,7 +449,7 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     wins the colour). Occupancy stays on the nominal slots: an empty slot's glyph search can
     find the neighbour's glyph. `first`: the slot position the three start at (see
     top_level.slot_patches). `memo`: the frame's (FrameContext.memo), for glyphs read already."""
-    glyphs = [_glyph(p, reg, img, z, orient, first + s, tray_bgr, memo) for s in range(3)]
+    glyphs = _glyphs(p, reg, img, z, orient, range(first, first + 3), tray_bgr, memo)
     nominal, _, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first, [g[0] for g in glyphs])
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats, occ = pf.slot_patch_features(p.cfg, labs, 3)
@@ -835,12 +848,12 @@ def glyphs_looked_for_again(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: 
     moves = [_shift_mm(dx, dy) for dx in (-mm, 0.0, mm) for dy in (-mm, 0.0, mm) if dx or dy]
     reg = ctx.registration
     wb = _white_balance(p, ctx.tray_bgr, ctx.memo)
-    feats = []
+    crops = []
     for s in want:
         offset = _ink(p, reg, img, z, orient, first + int(s), ctx.memo) or (0.0, 0.0)
-        for J in moves:
-            feats.extend(tl.glyph_features_turned(p.cfg, tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + int(s),
-                                                                       jitter=J, offset=offset), wb))
+        crops.extend(tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + int(s), jitter=J, offset=offset)
+                     for J in moves)
+    feats = [f for pair in tl.glyph_features_turned_many(p.cfg, crops, wb) for f in pair]
     P = glyph_probs(gm, np.array(feats)).reshape(len(want), len(moves), -1)
     p_gly, moved = ev.p_gly.copy(), np.zeros(len(ev.p_gly), bool)
     for k, s in enumerate(want):
@@ -979,8 +992,8 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
     def rows():
-        return np.array([f for s in slots for f in _glyph(p, ctx.registration, img, z, orient, s, ctx.tray_bgr,
-                                                           ctx.memo)[1]])
+        return np.array([f for g in _glyphs(p, ctx.registration, img, z, orient, slots, ctx.tray_bgr, ctx.memo)
+                         for f in g[1]])
     return _named_surely(p, _glyph_probs_at(p, ctx, img, z, orient, tuple(slots), rows))
 
 

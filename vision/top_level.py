@@ -551,6 +551,36 @@ def glyph_features_turned(cfg: Mapping, crop_bgr: np.ndarray,
     return _whiteness_hogs(cfg, w, cv2.flip(w, -1))
 
 
+def glyph_features_turned_many(cfg: Mapping, crops: Sequence[np.ndarray],
+                               gains: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """glyph_features_turned of each crop, to the last bit, in fewer calls: the whiteness of all
+    in one pass (it is per pixel) and every HOG in one call, each crop and its turn side by side
+    as `_whiteness_hogs` lays two (a face's three crops 150 -> 130 us, eight 405 -> 320)."""
+    gc = cfg["glyph"]
+    wd, h = size = (int(gc["width"]), int(gc["height"]))
+    if len(crops) < 2 or any(c.shape[:2] != (h, wd) for c in crops):
+        return [glyph_features_turned(cfg, c, gains) for c in crops]
+    w = _whiteness(np.concatenate(crops, axis=0), gains)
+    blur = float(gc.get("blur_px", 0.0))
+    step = wd + 2
+    u8 = np.empty((h, 2 * len(crops) * step - 2), np.uint8)
+    x = 0
+    for i in range(len(crops)):
+        wi = w[i * h:(i + 1) * h]
+        for im in (wi, cv2.flip(wi, -1)):
+            if blur > 0:
+                im = cv2.GaussianBlur(im, (0, 0), blur)
+            cv2.normalize(im, u8[:, x:x + wd], 0, 255, cv2.NORM_MINMAX, cv2.CV_8U)
+            x += step
+    for x in range(wd, u8.shape[1], step):  # (each one's reflect-101 border on its right, the next one's on its left)
+        u8[:, x] = u8[:, x - 2]
+        u8[:, x + 1] = u8[:, x + 3]
+    cell = int(gc["cell"])
+    hog = _hog(size, cell, int(gc.get("bins", 9)), bool(gc.get("signed", False)))
+    f = hog.compute(u8, (cell, cell), (0, 0), tuple((k * step, 0) for k in range(2 * len(crops)))).reshape(2 * len(crops), -1)
+    return [(f[2 * i], f[2 * i + 1]) for i in range(len(crops))]
+
+
 def _whiteness(crop_bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
     """L minus chroma of each pixel (float32), white-balanced by `gains` when given
     (glyph_white_balance)."""
