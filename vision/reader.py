@@ -928,7 +928,7 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
         face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
         of = tl.orientation_features(p.cfg, p.tray, face, skin_on_face(p, ctx, img, z, face))
         return _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
-    po = memoised(ctx.memo, ("face", float(z), id(ctx.registration)), (p, ctx.registration, img), face_pattern)
+    po = memoised(ctx.memo, ("face", float(z)), (p, ctx.registration, img), face_pattern)
     dc = p.cfg["decision"]
     lam = float(dc["orientation_block_weight"])
     sure = float(dc["orientation_sure_above"])
