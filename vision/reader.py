@@ -366,14 +366,15 @@ class FrameContext:
     tray_bgr: np.ndarray
     gains: np.ndarray
     # what the frame's readings have worked out, shared by all its contexts (memoised): a retry, a
-    # face one slot over or another focal length reads slots and glyphs read already (keyed by the
-    # registration too: a moved face's glyphs no longer push out the face's own, read again later)
+    # face one slot over or another focal length reads slots and glyphs read already
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
          memo: dict | None = None) -> tuple[float, float] | None:
     """Where one slot position's glyph ink lies (top_level.glyph_ink_offset; None: no ink found)."""
+    # (keyed by the registration too, as the glyphs, glyph probabilities and evidence are: a moved
+    # face's or another focal length's no longer push out the face's own, read again later)
     return memoised(memo, ("ink", float(z), orient, int(slot), id(reg)), (p, reg, img),
                  lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot))
 
@@ -1035,6 +1036,23 @@ def shifted_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     return None
 
 
+def _missing_glyphs_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                         slots: Sequence[int]) -> int:
+    """How many of a moved face's slots where the face found no block (`slots`) may show a glyph
+    (recentred_face): the face's own blocks can at best stay seen, so fewer than its gain here and
+    the moved face cannot gain, told without its other slots' glyphs (on the bench's and the
+    fresh families' 1,200 photos, 142 of 163 moved faces). Counted up to 1e-9 under
+    decision.glyph_seen_above: the glyph model's rows read in a smaller batch differ in the last
+    bits (5.6e-17 at most on 2,300 rows), and the three slots' batch decides."""
+    if not slots:
+        return 0
+    def rows():
+        return np.array([f for g in _glyphs(p, ctx.registration, img, z, orient, slots, ctx.tray_bgr, ctx.memo)
+                         for f in g[1]])
+    best = np.maximum.reduce(_glyph_probs_at(p, ctx, img, z, orient, tuple(slots), rows), axis=1)
+    return int(np.count_nonzero(best >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)) - 1e-9))
+
+
 def recentred_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, first: int,
                    ev: SlotEvidence) -> tuple[FrameContext, SlotEvidence] | None:
     """The face moved onto its blocks' glyphs, when that finds a block the face found missed.
@@ -1086,23 +1104,6 @@ def recentred_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     if reading_evidence(as_read(p, ev2), w) <= reading_evidence(as_read(p, ev), w) + float(dc.get("recentre_gain", 0.0)):
         return None
     return ctx2, ev2
-
-
-def _missing_glyphs_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
-                         slots: Sequence[int]) -> int:
-    """How many of a moved face's slots where the face found no block (`slots`) may show a glyph
-    (recentred_face): the face's own blocks can at best stay seen, so fewer than its gain here and
-    the moved face cannot gain, told without its other slots' glyphs (on the bench's and the
-    fresh families' 1,200 photos, 142 of 163 moved faces). Counted up to 1e-9 under
-    decision.glyph_seen_above: the glyph model's rows read in a smaller batch differ in the last
-    bits (5.6e-17 at most on 2,300 rows), and the three slots' batch decides."""
-    if not slots:
-        return 0
-    def rows():
-        return np.array([f for g in _glyphs(p, ctx.registration, img, z, orient, slots, ctx.tray_bgr, ctx.memo)
-                         for f in g[1]])
-    best = np.maximum.reduce(_glyph_probs_at(p, ctx, img, z, orient, tuple(slots), rows), axis=1)
-    return int(np.count_nonzero(best >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)) - 1e-9))
 
 
 def bare_tray_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, position: int,
