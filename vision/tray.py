@@ -241,7 +241,13 @@ class _CropSearch:
         self.detector, self.dictionary, self.params = detector, detector.getDictionary(), p
         self.usable = (not p.useAruco3Detection and not p.detectInvertedMarker
                        and p.cornerRefinementMethod in (cv2.aruco.CORNER_REFINE_NONE, cv2.aruco.CORNER_REFINE_SUBPIX))
-        self.half = cv2.aruco.ArucoDetector(self.dictionary, self._params())
+        # the half-size detector only says where to look, and passes over outlines that cannot be
+        # one of the kits' markers: perimeters under 0.15 of the frame's larger side (the smallest
+        # marker's is 0.19) or over 1.0 (grain and the sheet's own edges): 300 -> 265 us a call,
+        # and on the nine sets (4,720 photos) the same markers, corners to the bit.
+        self.half = cv2.aruco.ArucoDetector(self.dictionary, self._params(
+            minMarkerPerimeterRate=max(p.minMarkerPerimeterRate, 0.15),
+            maxMarkerPerimeterRate=min(p.maxMarkerPerimeterRate, 1.0)))
         # a crop's detector, built once per (perimeter limits, crop size): building one (its
         # parameters copied) cost ~10 us a crop
         self._crop_detector = functools.lru_cache(maxsize=256)(self._new_crop_detector)
