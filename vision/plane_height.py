@@ -1095,25 +1095,27 @@ def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[n
     at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale. (K^-1 and the
     cross product written out: the focal search needs four poses a frame.)"""
     K = intrinsics(f, width, height)
-    H = np.asarray(H, dtype=np.float64)
-    M = np.empty((3, 3))
-    M[0] = (H[0] - K[0, 2] * H[2]) / f
-    M[1] = (H[1] - K[1, 2] * H[2]) / f
-    M[2] = H[2]
-    lam = 2.0 / (np.sqrt(M[:, 0] @ M[:, 0]) + np.sqrt(M[:, 1] @ M[:, 1]))
-    if M[2, 2] * lam < 0:  # the tray lies in front of the camera
+    # (K^-1 H, the scale and the cross product on Python floats: the same IEEE steps, elementwise,
+    # as on NumPy's 0-d values; the two column lengths stay NumPy's dot products, whose sums the
+    # BLAS orders its own way)
+    (h00, h01, h02), (h10, h11, h12), (h20, h21, h22) = np.asarray(H, dtype=np.float64).tolist()
+    cx, cy = (width - 1) / 2.0, (height - 1) / 2.0  # (K's)
+    M = np.array([[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
+                  [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
+                  [h20, h21, h22]])
+    lam = 2.0 / (math.sqrt(M[:, 0] @ M[:, 0]) + math.sqrt(M[:, 1] @ M[:, 1]))
+    if h22 * lam < 0:  # the tray lies in front of the camera
         lam = -lam
-    B = np.empty((3, 3))
-    B[:, :2] = lam * M[:, :2]
-    a, b = B[:, 0], B[:, 1]
-    B[:, 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+    (a0, b0, t0), (a1, b1, t1), (a2, b2, t2) = M.tolist()
+    a0, a1, a2, b0, b1, b2 = lam * a0, lam * a1, lam * a2, lam * b0, lam * b1, lam * b2
+    B = np.array([[a0, b0, a1 * b2 - a2 * b1], [a1, b1, a2 * b0 - a0 * b2], [a2, b2, a0 * b1 - a1 * b0]])
     U, _, Vt = np.linalg.svd(B)
     R = U @ Vt
     (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
     # (the sign of its determinant, written out: R is a rotation or a reflection, +-1 far from 0)
     if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
         R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
-    return K, R, lam * M[:, 2]
+    return K, R, np.array([lam * t0, lam * t1, lam * t2])
 
 
 def _pose_centre(pv: PlaneView, H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, tuple]:
