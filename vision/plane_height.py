@@ -453,6 +453,10 @@ def _square(tray: Tray, n: int, off: float) -> tuple[np.ndarray, np.ndarray]:
 def hidden_sides(tray: Tray, nadir: np.ndarray) -> np.ndarray:
     """(4,) which sides of the footprint (+x, -x, +y, -y) have walls the camera cannot see: past
     such a side's top edge the camera looks down beside the tower, at the tray or a hand."""
+    (nx, ny), (cx, cy) = np.asarray(nadir, dtype=np.float64).tolist(), tray.tower_center
+    dx, dy, half = nx - float(cx), ny - float(cy), tray.footprint_half
+    if math.isfinite(dx) and math.isfinite(dy):  # (SIDE_NORMALS @ d, whose rows pick +-dx and +-dy)
+        return np.array([dx < half, -dx < half, dy < half, -dy < half])
     return (SIDE_NORMALS @ (np.asarray(nadir) - np.asarray(tray.tower_center, dtype=np.float64))) < tray.footprint_half
 
 
@@ -1065,7 +1069,18 @@ def _focal_centres(reg: Registration, shape: tuple, factors: list[float]) -> dic
 def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, alpha: float) -> int:
     """The candidate that is a local maximum of its run (one run of rising heights per camera)
     scoring within alpha of the best and shows the face largest, i.e. the highest such peak (the
-    tower's base and lower levels show outline edges too); else the best."""
+    tower's base and lower levels show outline edges too); else the best. (On Python floats, a
+    frame's forty candidates: a dozen NumPy calls cost more than the loop; NumPy's where any is NaN.)"""
+    v = sc.tolist()
+    if v and not any(x != x for x in v):
+        b, n = block.tolist(), len(v)
+        bar = alpha * max(v)
+        keep = [i for i in range(n) if v[i] >= bar and (i == 0 or b[i - 1] != b[i] or v[i] >= v[i - 1])
+                and (i == n - 1 or b[i + 1] != b[i] or v[i] >= v[i + 1])]
+        if not keep:
+            return v.index(max(v))
+        s = scale.tolist()
+        return max(keep, key=s.__getitem__)  # (the first of the largest, as argmax)
     best = float(sc.max())
     keep = _local_peaks(sc, block)
     keep = keep[sc[keep] >= alpha * best]  # (in order, as one by one)
