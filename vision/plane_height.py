@@ -323,18 +323,10 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     ppm = float(ac["plane_px_per_mm"])
     C = reg.camera.center
     nadir, cz = np.asarray(C[:2], dtype=np.float64), float(C[2])
-    half = tray.footprint_half
-    c = np.asarray(tray.tower_center, dtype=np.float64)
-    m = float(ac["plane_margin_mm"])
-    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * (half + m) + c
-    k = cz / (cz - np.array([z_lo, z_hi]))
-    spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
     # clipped to the tray and (align.plane_beyond_tray_mm) some way past it, where a tall face seen
     # from aside can hang out over the table, and to what the frame shows
-    ex = _extent_grown(tray, float(ac.get("plane_beyond_tray_mm", 0.0)))
-    seen = _seen_box(reg, img.shape)
-    lo = np.maximum(spread.min(axis=0), np.maximum(ex[:2], seen[:2]) - m)
-    hi = np.minimum(spread.max(axis=0), np.minimum(ex[2:], seen[2:]) + m)
+    lo, hi = _view_box(tray, nadir, cz, float(z_lo), float(z_hi), float(ac["plane_margin_mm"]),
+                       _grown(tray, float(ac.get("plane_beyond_tray_mm", 0.0))), _seen_box(reg, img.shape))
     x0, y1 = float(lo[0]), float(hi[1])
     w = max(8, int(np.ceil((hi[0] - lo[0]) * ppm)))
     h = max(8, int(np.ceil((hi[1] - lo[1]) * ppm)))
@@ -352,6 +344,33 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     sheet = None if sm is None else _extent_grown(tray, float(sm))
     table = table_colour(cfg, tray, reg, img) if sheet is not None else None
     return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir), sheet, table)
+
+
+def _view_box(tray: Tray, nadir: np.ndarray, cz: float, z_lo: float, z_hi: float, m: float,
+              ex: tuple[float, float, float, float], seen: np.ndarray) -> tuple[tuple, tuple]:
+    """The plane view's box (lo (x, y), hi (x, y), mm): the footprint square grown by m, as the
+    heights z_lo and z_hi show it, within `ex` and the frame's `seen` box grown by m. (On Python
+    floats, the same IEEE steps as on NumPy's arrays of the eight corners; NumPy's where a value
+    is NaN, whose min and max NumPy propagates.)"""
+    if cz != z_lo and cz != z_hi:  # (else NumPy's division by zero, which gives inf)
+        nx, ny = nadir.tolist()
+        r = tray.footprint_half + m
+        cx, cy = (float(v) for v in tray.tower_center)
+        ks = (cz / (cz - z_lo), cz / (cz - z_hi))
+        xs = [nx + (x - nx) * k for k in ks for x in (-r + cx, r + cx)]  # (corners * (half + m) + c, lifted)
+        ys = [ny + (y - ny) * k for k in ks for y in (-r + cy, r + cy)]
+        sx0, sy0, sx1, sy1 = seen.tolist()
+        if all(v == v for v in xs + ys + [sx0, sy0, sx1, sy1, *ex]):
+            return ((max(min(xs), max(ex[0], sx0) - m), max(min(ys), max(ex[1], sy0) - m)),
+                    (min(max(xs), min(ex[2], sx1) + m), min(max(ys), min(ex[3], sy1) + m)))
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * (tray.footprint_half + m) + c
+    k = cz / (cz - np.array([z_lo, z_hi]))
+    spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
+    ex_a = np.array(ex)
+    lo = np.maximum(spread.min(axis=0), np.maximum(ex_a[:2], seen[:2]) - m)
+    hi = np.minimum(spread.max(axis=0), np.minimum(ex_a[2:], seen[2:]) + m)
+    return (float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1]))
 
 
 def _warp_bgr(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -904,17 +923,18 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
         zs.append(c)
         nadirs.append(np.broadcast_to(C[:2], (len(c), 2)))
         czs.append(np.full(len(c), czf))
-    facs_a, zs_a = np.concatenate(facs), np.concatenate(zs)
-    nad_a, czs_a = np.concatenate(nadirs), np.concatenate(czs)
+    one = len(centres) == 1  # (one camera's arrays as they are: a concatenation of one is a copy)
+    facs_a, zs_a = (facs[0], zs[0]) if one else (np.concatenate(facs), np.concatenate(zs))
+    nad_a, czs_a = np.concatenate(nadirs), czs[0] if one else np.concatenate(czs)
     # the view covers every candidate face: the largest scale any candidate shows it at
-    k_max = float(np.max(czs_a / (czs_a - zs_a)))
+    scale = czs_a / (czs_a - zs_a)
+    k_max = float(scale.max())
     pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step)
     pr = probes or make_probes(cfg, tray)
     alpha = float(ac["highest_within"])
-    one = len(centres) == 1
     sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
                        None if one else czs_a, within=None if full else alpha)
-    i = _highest_peak_blocks(sc, facs_a, czs_a / (czs_a - zs_a), alpha)
+    i = _highest_peak_blocks(sc, facs_a, scale, alpha)
     return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i)
 
 
