@@ -318,14 +318,17 @@ class _CropSearch:
         big = max(h, w)
         limits = (int(p.minMarkerPerimeterRate * big), int(p.maxMarkerPerimeterRate * big))
         got = dict(have)
-        if not self._add_placed(gray, wanted, got, limits):
+        # (a side's margin, not half: placed by two markers on one side of the tray, a missing one
+        # lay up to 25 px off on the nine sets, whose crops then kept it only 13 px from their edge)
+        if not self._add_placed(gray, wanted, got, limits, 1.0):
             return None
         return self._refined(gray, {i: c for i, c in got.items() if i not in have})
 
     def _add_placed(self, gray: np.ndarray, wanted: Mapping[int, np.ndarray], got: dict[int, np.ndarray],
-                    limits: tuple[int, int]) -> bool:
+                    limits: tuple[int, int], margin: float = 0.5) -> bool:
         """Adds to `got` (id -> corners) the wanted markers missing from it that the detector finds
-        where those in it place them, again with any found then; False when one is found twice."""
+        where those in it place them (in crops `margin` sides round), again with any found then;
+        False when one is found twice."""
         h, w = gray.shape[:2]
         for _ in range(2):
             missing = [i for i in wanted if i not in got]
@@ -341,7 +344,7 @@ class _CropSearch:
                 q = cv2.perspectiveTransform(np.asarray(wanted[i], np.float64).reshape(-1, 1, 2), H).reshape(4, 2)
                 if not np.isfinite(q).all() or q.min() < -8 or q[:, 0].max() > w + 7 or q[:, 1].max() > h + 7:
                     continue  # beyond the frame: the detector cannot see it whole
-                r = self._in_crop(gray, q, 0.5, limits, i, missing=True)
+                r = self._in_crop(gray, q, margin, limits, i, missing=True)
                 if isinstance(r, np.ndarray):
                     got[i] = r
                     new += 1
