@@ -323,18 +323,10 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     ppm = float(ac["plane_px_per_mm"])
     C = reg.camera.center
     nadir, cz = np.asarray(C[:2], dtype=np.float64), float(C[2])
-    half = tray.footprint_half
-    c = np.asarray(tray.tower_center, dtype=np.float64)
-    m = float(ac["plane_margin_mm"])
-    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * (half + m) + c
-    k = cz / (cz - np.array([z_lo, z_hi]))
-    spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
     # clipped to the tray and (align.plane_beyond_tray_mm) some way past it, where a tall face seen
     # from aside can hang out over the table, and to what the frame shows
-    ex = _extent_grown(tray, float(ac.get("plane_beyond_tray_mm", 0.0)))
-    seen = _seen_box(reg, img.shape)
-    lo = np.maximum(spread.min(axis=0), np.maximum(ex[:2], seen[:2]) - m)
-    hi = np.minimum(spread.max(axis=0), np.minimum(ex[2:], seen[2:]) + m)
+    lo, hi = _view_box(tray, nadir, cz, float(z_lo), float(z_hi), float(ac["plane_margin_mm"]),
+                       _grown(tray, float(ac.get("plane_beyond_tray_mm", 0.0))), _seen_box(reg, img.shape))
     x0, y1 = float(lo[0]), float(hi[1])
     w = max(8, int(np.ceil((hi[0] - lo[0]) * ppm)))
     h = max(8, int(np.ceil((hi[1] - lo[1]) * ppm)))
@@ -352,6 +344,33 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     sheet = None if sm is None else _extent_grown(tray, float(sm))
     table = table_colour(cfg, tray, reg, img) if sheet is not None else None
     return PlaneView(smooth, steps, ppm, x0, y1, nadir, cz, hidden_sides(tray, nadir), sheet, table)
+
+
+def _view_box(tray: Tray, nadir: np.ndarray, cz: float, z_lo: float, z_hi: float, m: float,
+              ex: tuple[float, float, float, float], seen: np.ndarray) -> tuple[tuple, tuple]:
+    """The plane view's box (lo (x, y), hi (x, y), mm): the footprint square grown by m, as the
+    heights z_lo and z_hi show it, within `ex` and the frame's `seen` box grown by m. (On Python
+    floats, the same IEEE steps as on NumPy's arrays of the eight corners; NumPy's where a value
+    is NaN, whose min and max NumPy propagates.)"""
+    if cz != z_lo and cz != z_hi:  # (else NumPy's division by zero, which gives inf)
+        nx, ny = nadir.tolist()
+        r = tray.footprint_half + m
+        cx, cy = (float(v) for v in tray.tower_center)
+        ks = (cz / (cz - z_lo), cz / (cz - z_hi))
+        xs = [nx + (x - nx) * k for k in ks for x in (-r + cx, r + cx)]  # (corners * (half + m) + c, lifted)
+        ys = [ny + (y - ny) * k for k in ks for y in (-r + cy, r + cy)]
+        sx0, sy0, sx1, sy1 = seen.tolist()
+        if all(v == v for v in xs + ys + [sx0, sy0, sx1, sy1, *ex]):
+            return ((max(min(xs), max(ex[0], sx0) - m), max(min(ys), max(ex[1], sy0) - m)),
+                    (min(max(xs), min(ex[2], sx1) + m), min(max(ys), min(ex[3], sy1) + m)))
+    c = np.asarray(tray.tower_center, dtype=np.float64)
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * (tray.footprint_half + m) + c
+    k = cz / (cz - np.array([z_lo, z_hi]))
+    spread = (nadir + (corners[None] - nadir) * k[:, None, None]).reshape(-1, 2)
+    ex_a = np.array(ex)
+    lo = np.maximum(spread.min(axis=0), np.maximum(ex_a[:2], seen[:2]) - m)
+    hi = np.minimum(spread.max(axis=0), np.minimum(ex_a[2:], seen[2:]) + m)
+    return (float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1]))
 
 
 def _warp_bgr(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -453,6 +472,10 @@ def _square(tray: Tray, n: int, off: float) -> tuple[np.ndarray, np.ndarray]:
 def hidden_sides(tray: Tray, nadir: np.ndarray) -> np.ndarray:
     """(4,) which sides of the footprint (+x, -x, +y, -y) have walls the camera cannot see: past
     such a side's top edge the camera looks down beside the tower, at the tray or a hand."""
+    (nx, ny), (cx, cy) = np.asarray(nadir, dtype=np.float64).tolist(), tray.tower_center
+    dx, dy, half = nx - float(cx), ny - float(cy), tray.footprint_half
+    if math.isfinite(dx) and math.isfinite(dy):  # (SIDE_NORMALS @ d, whose rows pick +-dx and +-dy)
+        return np.array([dx < half, -dx < half, dy < half, -dy < half])
     return (SIDE_NORMALS @ (np.asarray(nadir) - np.asarray(tray.tower_center, dtype=np.float64))) < tray.footprint_half
 
 
@@ -900,17 +923,18 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
         zs.append(c)
         nadirs.append(np.broadcast_to(C[:2], (len(c), 2)))
         czs.append(np.full(len(c), czf))
-    facs_a, zs_a = np.concatenate(facs), np.concatenate(zs)
-    nad_a, czs_a = np.concatenate(nadirs), np.concatenate(czs)
+    one = len(centres) == 1  # (one camera's arrays as they are: a concatenation of one is a copy)
+    facs_a, zs_a = (facs[0], zs[0]) if one else (np.concatenate(facs), np.concatenate(zs))
+    nad_a, czs_a = np.concatenate(nadirs), czs[0] if one else np.concatenate(czs)
     # the view covers every candidate face: the largest scale any candidate shows it at
-    k_max = float(np.max(czs_a / (czs_a - zs_a)))
+    scale = czs_a / (czs_a - zs_a)
+    k_max = float(scale.max())
     pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step)
     pr = probes or make_probes(cfg, tray)
     alpha = float(ac["highest_within"])
-    one = len(centres) == 1
     sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
                        None if one else czs_a, within=None if full else alpha)
-    i = _highest_peak_blocks(sc, facs_a, czs_a / (czs_a - zs_a), alpha)
+    i = _highest_peak_blocks(sc, facs_a, scale, alpha)
     return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i)
 
 
@@ -1065,7 +1089,18 @@ def _focal_centres(reg: Registration, shape: tuple, factors: list[float]) -> dic
 def _highest_peak_blocks(sc: np.ndarray, block: np.ndarray, scale: np.ndarray, alpha: float) -> int:
     """The candidate that is a local maximum of its run (one run of rising heights per camera)
     scoring within alpha of the best and shows the face largest, i.e. the highest such peak (the
-    tower's base and lower levels show outline edges too); else the best."""
+    tower's base and lower levels show outline edges too); else the best. (On Python floats, a
+    frame's forty candidates: a dozen NumPy calls cost more than the loop; NumPy's where any is NaN.)"""
+    v = sc.tolist()
+    if v and not any(x != x for x in v):
+        b, n = block.tolist(), len(v)
+        bar = alpha * max(v)
+        keep = [i for i in range(n) if v[i] >= bar and (i == 0 or b[i - 1] != b[i] or v[i] >= v[i - 1])
+                and (i == n - 1 or b[i + 1] != b[i] or v[i] >= v[i + 1])]
+        if not keep:
+            return v.index(max(v))
+        s = scale.tolist()
+        return max(keep, key=s.__getitem__)  # (the first of the largest, as argmax)
     best = float(sc.max())
     keep = _local_peaks(sc, block)
     keep = keep[sc[keep] >= alpha * best]  # (in order, as one by one)
@@ -1095,25 +1130,27 @@ def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[n
     at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale. (K^-1 and the
     cross product written out: the focal search needs four poses a frame.)"""
     K = intrinsics(f, width, height)
-    H = np.asarray(H, dtype=np.float64)
-    M = np.empty((3, 3))
-    M[0] = (H[0] - K[0, 2] * H[2]) / f
-    M[1] = (H[1] - K[1, 2] * H[2]) / f
-    M[2] = H[2]
-    lam = 2.0 / (np.sqrt(M[:, 0] @ M[:, 0]) + np.sqrt(M[:, 1] @ M[:, 1]))
-    if M[2, 2] * lam < 0:  # the tray lies in front of the camera
+    # (K^-1 H, the scale and the cross product on Python floats: the same IEEE steps, elementwise,
+    # as on NumPy's 0-d values; the two column lengths stay NumPy's dot products, whose sums the
+    # BLAS orders its own way)
+    (h00, h01, h02), (h10, h11, h12), (h20, h21, h22) = np.asarray(H, dtype=np.float64).tolist()
+    cx, cy = (width - 1) / 2.0, (height - 1) / 2.0  # (K's)
+    M = np.array([[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
+                  [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
+                  [h20, h21, h22]])
+    lam = 2.0 / (math.sqrt(M[:, 0] @ M[:, 0]) + math.sqrt(M[:, 1] @ M[:, 1]))
+    if h22 * lam < 0:  # the tray lies in front of the camera
         lam = -lam
-    B = np.empty((3, 3))
-    B[:, :2] = lam * M[:, :2]
-    a, b = B[:, 0], B[:, 1]
-    B[:, 2] = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+    (a0, b0, t0), (a1, b1, t1), (a2, b2, t2) = M.tolist()
+    a0, a1, a2, b0, b1, b2 = lam * a0, lam * a1, lam * a2, lam * b0, lam * b1, lam * b2
+    B = np.array([[a0, b0, a1 * b2 - a2 * b1], [a1, b1, a2 * b0 - a0 * b2], [a2, b2, a0 * b1 - a1 * b0]])
     U, _, Vt = np.linalg.svd(B)
     R = U @ Vt
     (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
     # (the sign of its determinant, written out: R is a rotation or a reflection, +-1 far from 0)
     if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
         R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
-    return K, R, lam * M[:, 2]
+    return K, R, np.array([lam * t0, lam * t1, lam * t2])
 
 
 def _pose_centre(pv: PlaneView, H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, tuple]:
