@@ -4,7 +4,7 @@ A hand near the tower always belongs to an arm that crosses the edge of the visi
 sits round the table, half a metre away). So the tray around the tower (and a band of table,
 wider on the side away from the camera when a tall tower's hands show further out there,
 `_band_window`) is rectified at hand height onto a small grid (a few mm a cell; on a grainy frame each cell the
-mean of the pixels round it, `_cell_means`), every cell compared with the bare tray behind it
+mean of the pixels round it, `cell_means`), every cell compared with the bare tray behind it
 (colour and brightness; a shadow only darkens the tray and keeps its chromaticity), the tower's
 own silhouette and the markers masked out (and the tower's painted sides seen beyond that
 silhouette, `_tower_body`, and blobs that are an even shadow throughout, `_even_shadows`), and
@@ -313,11 +313,13 @@ def _disk(r: int) -> np.ndarray:
 
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
               bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
-              table_ref: TableReference | None = None) -> HandMask:
+              table_ref: TableReference | None = None, means: np.ndarray | None = None) -> HandMask:
     """Rectify the tray onto a grid and mark the cells where the camera sees something else.
     `grid`: `hand_grid(cfg["hands"], tray, bg)`, built once by the caller (else here, per frame).
     `table_ref`: the table as play has shown it (`table_memory`): each table cell is compared
-    with its own remembered colour instead of the frame's one table colour (a patterned table)."""
+    with its own remembered colour instead of the frame's one table colour (a patterned table).
+    `means`: `cell_means(cfg["hands"], img)`, when the caller has it (a frame's hands looked for
+    at two heights sample the same blurred frame)."""
     hc = cfg["hands"]
     G = grid if grid is not None else hand_grid(hc, tray, bg)
     g = float(hc["cell_mm"])
@@ -334,7 +336,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     size = (n, G.rows or n)  # columns, rows
     M = reg.H @ A  # cell (on the tray plane) -> image px
     M = M / M[2, 2]
-    warped8 = cv2.warpPerspective(_cell_means(hc, img), M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+    warped8 = cv2.warpPerspective(cell_means(hc, img) if means is None else means, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                   borderMode=cv2.BORDER_REPLICATE)
     warped = warped8.astype(np.float32)
     in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
@@ -398,7 +400,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
 
 
-def _cell_means(hc: Mapping, img: np.ndarray) -> np.ndarray:
+def cell_means(hc: Mapping, img: np.ndarray, grain: float | None = None) -> np.ndarray:
     """The frame the grid's cells are sampled from: on a grainy frame (`frame_grain` of every
     32nd row at `mean_above_grain` or more) each pixel the mean of the `cell_mean_px` square
     round it, else the frame itself.
@@ -408,13 +410,18 @@ def _cell_means(hc: Mapping, img: np.ndarray) -> np.ndarray:
     a dark hand on a dark table stood out by less (synthetic 8603/0062: a few specks for a hand).
     A box the size of a cell cuts the grain some five times and keeps a hand's extent. Clean
     frames (the twin's renders) are left as they are: their fine shading finds fingers the tray's
-    colour (`_ruffled`), and averaged they read worse on the whole."""
+    colour (`_ruffled`), and averaged they read worse on the whole. `grain`: the frame's
+    grain, when the caller has measured it (`frame_grain` of every 32nd row of its grey frame,
+    as the reader's frame context does for the markers' crop search)."""
     k = int(hc.get("cell_mean_px", 1))
     least = float(hc.get("mean_above_grain", 0.0))
     if k <= 1:
         return img
-    if least > 0 and frame_grain(cv2.cvtColor(np.ascontiguousarray(img[::32]), cv2.COLOR_BGR2GRAY)) < least:
-        return img
+    if least > 0:
+        if grain is None:
+            grain = frame_grain(cv2.cvtColor(np.ascontiguousarray(img[::32]), cv2.COLOR_BGR2GRAY))
+        if grain < least:
+            return img
     return cv2.blur(img, (k, k))
 
 
@@ -1509,10 +1516,10 @@ def _entry_deg(e: np.ndarray, u: np.ndarray, radius: float) -> float:
 
 def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
                bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
-               table_ref: TableReference | None = None) -> tuple[HandReading, ...]:
+               table_ref: TableReference | None = None, means: np.ndarray | None = None) -> tuple[HandReading, ...]:
     """The hands within one block length of the tower's footprint, each with where its arm comes from
-    (`grid`, `table_ref`: as for `hand_mask`)."""
-    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref)
+    (`grid`, `table_ref`, `means`: as for `hand_mask`)."""
+    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref, means)
     return hands_of(cfg["hands"], counted_arms(cfg["hands"], arm_entries(cfg, tray, m)))
 
 
