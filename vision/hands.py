@@ -695,17 +695,22 @@ def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None,
     uint8 as `_rows_within` gives them) through the normal equations (a 6 x 6 solve: a tenth of
     an SVD's time on the few thousand cells; X's columns are scaled to about 1, so the equations
     are well conditioned); lstsq where they are singular. XD: X and D side by side in float64
-    (the robust fit's rounds convert them once; the products of its column views are the
-    contiguous arrays' to the bit)."""
+    (the robust fit's rounds convert them once).
+
+    X's normal matrix and its products with D are one product, X' [X D], solved by OpenCV's LU:
+    np.linalg.solve's checks and wrapping cost more than a 6 x 6 solve, and two products one
+    call more (8 of 20 us a fit's round). Their float64 sums differ from the two products' (a
+    symmetric one) in the last bits; the coefficients, float32, were the same on every fit of
+    the nine sets."""
     Z = np.concatenate((X, D), axis=1, dtype=np.float64) if XD is None else XD
     if rows is not None:
         Z = Z.compress(rows, axis=0)  # (Z[rows] for bool rows, three times faster)
-    Xd, Dd = Z[:, :6], Z[:, 6:]
-    try:
-        return np.linalg.solve(Xd.T @ Xd, Xd.T @ Dd).astype(np.float32)
-    except np.linalg.LinAlgError:
-        Xr, Dr = (X, D) if rows is None else (X.compress(rows, axis=0), D.compress(rows, axis=0))
-        return np.linalg.lstsq(Xr, Dr, rcond=None)[0].astype(np.float32)
+    P = Z[:, :6].T @ Z
+    ok, coef = cv2.solve(P[:, :6], P[:, 6:], flags=cv2.DECOMP_LU)
+    if ok:
+        return coef.astype(np.float32)
+    Xr, Dr = (X, D) if rows is None else (X.compress(rows, axis=0), D.compress(rows, axis=0))
+    return np.linalg.lstsq(Xr, Dr, rcond=None)[0].astype(np.float32)
 
 
 def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
