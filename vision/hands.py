@@ -512,7 +512,7 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         if len(part) >= 90:
             third = start + (len(part) + 2) // 3
             Df, Xf = d[start:third], X[start:third]
-            coef = _robust_surface(Df, Xf, _fit_start(Df, trim, from_expected), trim, rounds)
+            coef = _robust_surface(Df, Xf, *_fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
                 coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
             d[start:end] -= X[start:end] @ coef
@@ -520,10 +520,11 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
-def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
+def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Where the light fit starts: the rows' median (per channel), or, with `expected`, no change
     at all (the surface as expected in this frame's light) when more rows lie within `trim` of
-    that.
+    that; and, with `expected`, the rows within `trim` of the start (`_rows_within`: counted
+    here, they are the fit's first rows, `_robust_surface`), else None.
 
     Each channel's median is taken on its own, so over a tray that is partly bare, partly in a
     hand's shadow and partly a pale hand it can lie where no cell is: 12 of 672 rows (synthetic
@@ -535,10 +536,11 @@ def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
     tried instead, was as often a large hand or shadow: worse.)"""
     median = _median_rows(Df)
     if not expected:
-        return median
-    if np.count_nonzero(_rows_within(Df, trim)) > np.count_nonzero(_rows_within(Df - median, trim)):
-        return np.zeros(3, Df.dtype)
-    return median
+        return median, None
+    at_zero, at_median = _rows_within(Df, trim), _rows_within(Df - median, trim)
+    if np.count_nonzero(at_zero) > np.count_nonzero(at_median):
+        return np.zeros(3, Df.dtype), at_zero
+    return median, at_median
 
 
 def _rows_within(r: np.ndarray, trim: float) -> np.ndarray:
@@ -562,10 +564,13 @@ def _inside(trim: float, ftype: type) -> tuple[tuple[float, ...], tuple[float, .
     return (-b, -b, -b), (b, b, b)
 
 
-def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
+def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np.ndarray | None, trim: float,
+                    rounds: int) -> np.ndarray:
     """The light surface's coefficients (6, 3) fitted to the rows of Df from a flat start
     (`start`, (3,)): each round a least-squares fit to the rows within `trim` of the last, for
-    up to `rounds` rounds, until the rows taken no longer change.
+    up to `rounds` rounds, until the rows taken no longer change. `first`: the rows within
+    `trim` of the start, when the caller has them (`_fit_start`; the flat surface's products
+    are the start itself, to the bit: x * 0 adds nothing).
 
     The flat start takes only the bare cells about as bright as the median: under a lamp's
     fall-off or a light gradient across the tray (a quarter brighter at one side is common),
@@ -576,8 +581,9 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: flo
     coef[0] = start
     XD = None
     last = None
-    for _ in range(rounds):
-        inl = _rows_within(Df - Xf @ coef, trim)  # the largest of the three under trim
+    for r in range(rounds):
+        # the largest of the three under trim
+        inl = first if r == 0 and first is not None else _rows_within(Df - Xf @ coef, trim)
         taken = inl.tobytes()  # (the rows taken compared as bytes: np.array_equal's overhead is more)
         if np.count_nonzero(inl) < 30 or taken == last:
             break
@@ -602,7 +608,7 @@ def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, 
     lit = (sh > above) & (ch < chroma)
     if np.count_nonzero(lit) < share * len(Df):
         return coef
-    return _robust_surface(Df, Xf, _median_rows(Df[lit]), trim, rounds)
+    return _robust_surface(Df, Xf, _median_rows(Df[lit]), None, trim, rounds)
 
 
 def _shift_and_chroma(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
