@@ -62,8 +62,10 @@ class HandMask:
     # the tray's rim between the sheet and the table band (unseen, arms cross it): None, none
     rim: np.ndarray | None = None
     # (n, n) bool: cells not in fg seen by their shading alone (`_ruffled`): only pieces of a hand
-    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none
-    ruffled: np.ndarray | None = None
+    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none. From `hand_mask`, a
+    # function that works them out when first asked (`_ruffled_of`): `arm_entries` asks only once
+    # a blob is as large as a hand, and half the bench's frames have none (255 of 509 hand masks)
+    ruffled: np.ndarray | Callable[[], np.ndarray | None] | None = None
     # (n, n, 3) float32 BGR each cell shows, and the table's own colour this frame (the table
     # band's median): whether an arm seen only at the rim is the table's colour. None: unknown
     px: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -386,7 +388,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     # ((on_sheet & in_img) | table) & ~marker & ~tower, from the grid's own part made once
     known = G.clear[0 if band > 0 else 1] & seen
     # the table and the tray are lit differently: each gets its own light surface
-    changed, ruffled, shady = _tray_change(hc, warped, exp, [known & ~table, known & table], G.ground, G.design)
+    regions = [known & ~table, known & table]
+    changed, shady, shift = _changed_cells(hc, warped, exp, regions, G.ground, G.design)
     fg = changed & known
     fg &= ~_tower_body(hc, warped, fg, tower, warped8)
     k = int(hc["open_cells"])
@@ -394,10 +397,28 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
     fg &= ~_even_shadows(hc, fg, shady & ~table)
     rim = G.clear[2] & seen if band > 0 else None
-    ruffled &= known & ~fg
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
-    return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None,
+    return HandMask(fg, known, tower, outside, table, xy, z, g, rim,
+                    _ruffled_later(hc, changed, shift, regions, known & ~fg),
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
+
+
+def _ruffled_later(hc: Mapping, changed: np.ndarray, shift: np.ndarray, regions: list[np.ndarray],
+                   keep: np.ndarray) -> Callable[[], np.ndarray | None]:
+    """The mask's ruffled cells (`_ruffled_pieces` among `keep`; None: none), worked out when
+    first asked for (`_ruffled_of`)."""
+    @functools.cache
+    def ruffled() -> np.ndarray | None:
+        r = _ruffled_pieces(hc, changed, shift, regions)
+        r &= keep
+        return r if r.any() else None
+    return ruffled
+
+
+def _ruffled_of(m: HandMask) -> np.ndarray | None:
+    """The mask's ruffled cells (m.ruffled, worked out now if `hand_mask` left them for later)."""
+    r = m.ruffled
+    return r() if callable(r) else r
 
 
 def cell_means(hc: Mapping, img: np.ndarray, grain: float | None = None) -> np.ndarray:
@@ -769,6 +790,14 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not.
     `regions`: the tray's cells, then (when there is one) the table band's (`table_bright`)."""
+    out, shady, shift = _changed_cells(hc, px, ref, regions, xy, design)
+    return out, _ruffled_pieces(hc, out, shift, regions), shady
+
+
+def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
+                   design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_tray_change`'s changed cells and shadows' insides, and each cell's brightness change
+    (`colour_change`'s shift), from which its ruffled cells are found (`_ruffled_pieces`)."""
     chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)), design=design,
                                   lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
                                   lit_chroma=float(hc.get("lit_chroma", 0.05)),
@@ -807,10 +836,16 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
         if nt and np.count_nonzero(brighter & t & (chroma <= need)) > float(hc.get("table_lit_share", 0.0)) * nt:
             brighter &= ~t | (shift > math.log(tb))
     out = (chroma > need) | (shift < math.log(float(hc["dark"]))) | brighter
+    return out, shady, shift
+
+
+def _ruffled_pieces(hc: Mapping, out: np.ndarray, shift: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
+    """The ruffled cells (`_ruffled`, lit as fingers are, `_lit`) not changed (`out`); none when
+    `ruffled_std` is 0."""
     ruffled = float(hc.get("ruffled_std", 0.0))
     if ruffled > 0:
-        return out, _lit(hc, _ruffled(hc, shift, regions, ruffled) & ~out, shift), shady
-    return out, np.zeros(out.shape, bool), shady
+        return _lit(hc, _ruffled(hc, shift, regions, ruffled) & ~out, shift)
+    return np.zeros(out.shape, bool)
 
 
 def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: float) -> np.ndarray:
@@ -976,8 +1011,9 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         return []  # no blob as large as a hand: no arm comes in (half the bench's frames, 0.15 ms each)
     lab8 = lab  # the blobs across the bridged strips: an arm's whole shape (`_palms`)
     lab = np.where(m.fg, lab, 0)
-    if m.ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
-        lab, stats = _with_ruffled(m.ruffled, lab, stats)
+    ruffled = _ruffled_of(m)
+    if ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
+        lab, stats = _with_ruffled(ruffled, lab, stats)
     blob = _Blobs(lab, m.xy)
     # the band of known cells next to where arms come from (beyond the table band or the image;
     # without a table band, off the sheet or a marker they cover)
