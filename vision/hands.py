@@ -238,13 +238,15 @@ def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: t
     q = _square(cx, cy, r) @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
     h, w = shape
     corners = _square(w / 2, h / 2, w / 2, h / 2) @ Hinv.T
-    if (q[:, 2] <= 0).any() or (corners[:, 2] <= 0).any():
+    q, corners = q.tolist(), corners.tolist()
+    if any(p[2] <= 0 for p in q) or any(p[2] <= 0 for p in corners):
         return G
-    q = q[:, :2] / q[:, 2:]
-    corners = corners[:, :2] / corners[:, 2:]
-    lo = np.maximum(q.min(axis=0), corners.min(axis=0))  # west, south: tray mm
-    hi = np.minimum(q.max(axis=0), corners.max(axis=0))  # east, north
-    ex0, ey1 = G.A[0, 2] - g / 2, G.A[1, 2] + g / 2  # the grid's west and north edges
+    # (the four corners' divisions and extremes in plain floats: the same numbers as NumPy's, without
+    # a dozen calls on arrays of four)
+    qx, qy, ix, iy = ([p[a] / p[2] for p in pts] for pts, a in ((q, 0), (q, 1), (corners, 0), (corners, 1)))
+    lo = (max(min(qx), min(ix)), max(min(qy), min(iy)))  # west, south: tray mm
+    hi = (min(max(qx), max(ix)), min(max(qy), max(iy)))  # east, north
+    ex0, ey1 = float(G.A[0, 2]) - g / 2, float(G.A[1, 2]) + g / 2  # the grid's west and north edges
     ex1, ey0 = ex0 + G.n * g, ey1 - G.n * g
     step = max(1, int(hc.get("band_step_cells", 4)))
 
