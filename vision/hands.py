@@ -40,6 +40,7 @@ import numpy as np
 
 from referee.observations import HandReading
 from vision.kit import Tray
+from vision.memo import memoised
 from vision.table_memory import TableReference
 from vision.tray import Registration, frame_grain, h_inverse
 
@@ -317,13 +318,15 @@ def _disk(r: int) -> np.ndarray:
 
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
               bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
-              table_ref: TableReference | None = None, means: np.ndarray | None = None) -> HandMask:
+              table_ref: TableReference | None = None, means: np.ndarray | None = None,
+              memo: dict | None = None) -> HandMask:
     """Rectify the tray onto a grid and mark the cells where the camera sees something else.
     `grid`: `hand_grid(cfg["hands"], tray, bg)`, built once by the caller (else here, per frame).
     `table_ref`: the table as play has shown it (`table_memory`): each table cell is compared
     with its own remembered colour instead of the frame's one table colour (a patterned table).
     `means`: `cell_means(cfg["hands"], img)`, when the caller has it (a frame's hands looked for
-    at two heights sample the same blurred frame)."""
+    at two heights sample the same blurred frame). `memo`: the frame's (`vision.memo`), in which
+    the grid's samples are kept for hands looked for again on the same cells (`_samples`)."""
     hc = cfg["hands"]
     G = grid if grid is not None else hand_grid(hc, tray, bg)
     g = float(hc["cell_mm"])
@@ -336,15 +339,9 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         z = 0.0  # a camera pose that puts the lens near the hands is off (no focal length learnt)
     h, w = img.shape[:2]
     G = _band_window(hc, G, reg, z, (h, w))  # a tall tower's hands may show beyond the band
-    n, A, ii, jj = G.n, G.A, G.ii, G.jj
+    n, ii, jj = G.n, G.ii, G.jj
     size = (n, G.rows or n)  # columns, rows
-    M = reg.H @ A  # cell (on the tray plane) -> image px
-    M = M / M[2, 2]
-    warped8 = cv2.warpPerspective(cell_means(hc, img) if means is None else means, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                  borderMode=cv2.BORDER_REPLICATE)
-    warped = warped8.astype(np.float32)
-    in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
-                                 size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
+    M, warped8, warped, in_img = _samples(hc, G, reg, img, means, memo)
     on_sheet = G.on_sheet
     outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
@@ -421,6 +418,26 @@ def _ruffled_of(m: HandMask) -> np.ndarray | None:
     """The mask's ruffled cells (m.ruffled, worked out now if `hand_mask` left them for later)."""
     r = m.ruffled
     return r() if callable(r) else r
+
+
+def _samples(hc: Mapping, G: HandGrid, reg: Registration, img: np.ndarray, means: np.ndarray | None,
+             memo: dict | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The grid's cells as the camera sees them: M (cell on the tray plane -> image px), their
+    colours sampled from the frame (`cell_means`; 8-bit and float32) and whether the image has
+    them (read-only). Made once a frame for the same cells (`memo`: the frame's): the hands
+    looked for again at another height (read_frame's second look, read_level's two levels)
+    mostly take the same cells."""
+    def make():
+        M = reg.H @ G.A  # cell (on the tray plane) -> image px
+        M = M / M[2, 2]
+        size = (G.n, G.rows or G.n)  # columns, rows
+        h, w = img.shape[:2]
+        px8 = cv2.warpPerspective(cell_means(hc, img) if means is None else means, M, size,
+                                  flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+        in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
+                                     size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
+        return M, _readonly(px8), _readonly(px8.astype(np.float32)), _readonly(in_img)
+    return memoised(memo, ("hand cells", id(G)), (G, reg, img, means, hc), make)
 
 
 def cell_means(hc: Mapping, img: np.ndarray, grain: float | None = None) -> np.ndarray:
@@ -1578,10 +1595,11 @@ def _entry_deg(e: np.ndarray, u: np.ndarray, radius: float) -> float:
 
 def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
                bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
-               table_ref: TableReference | None = None, means: np.ndarray | None = None) -> tuple[HandReading, ...]:
+               table_ref: TableReference | None = None, means: np.ndarray | None = None,
+               memo: dict | None = None) -> tuple[HandReading, ...]:
     """The hands within one block length of the tower's footprint, each with where its arm comes from
-    (`grid`, `table_ref`, `means`: as for `hand_mask`)."""
-    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref, means)
+    (`grid`, `table_ref`, `means`, `memo`: as for `hand_mask`)."""
+    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref, means, memo)
     return hands_of(cfg["hands"], counted_arms(cfg["hands"], arm_entries(cfg, tray, m)))
 
 

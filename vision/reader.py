@@ -904,7 +904,7 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     slots = slot_readings(p, ev)
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
     hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref,
-                       _cell_means(p, ctx, img))
+                       _cell_means(p, ctx, img), ctx.memo)
     slots = with_hands_known(p, ev, slots, hands)
     uncertain, note = _uncertainty(p, slots, None, hands)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
@@ -1423,7 +1423,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     ref = table.reference(reg0.H, img.shape) if table is not None else None
     z_hands = height_seen_by(reg0, reg, z)
     means = _cell_means(p, ctx, img)  # (sampled again if the hands are looked for at another height)
-    arm_mask = hand_mask(p.cfg, p.tray, reg0, img, tray_bgr, z_hands, p.background, gains, p.hand_grid, ref, means)
+    arm_mask = hand_mask(p.cfg, p.tray, reg0, img, tray_bgr, z_hands, p.background, gains, p.hand_grid, ref, means,
+                         ctx.memo)
     arms = counted_arms(p.cfg["hands"], arm_entries(p.cfg, p.tray, arm_mask))
     ctx.memo[ARM_LAB] = sk.arm_lab(p.cfg["skin"], arm_mask, arms)
     if clock:
@@ -1474,7 +1475,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         clock.lap(CHECKS)
     z_seen = height_seen_by(reg0, reg, z)
     hands = (hands_of(p.cfg["hands"], arms) if z_seen == z_hands else
-             find_hands(p.cfg, p.tray, reg0, img, tray_bgr, z_seen, p.background, gains, p.hand_grid, ref, means))
+             find_hands(p.cfg, p.tray, reg0, img, tray_bgr, z_seen, p.background, gains, p.hand_grid, ref, means,
+                        ctx.memo))
     if clock:
         clock.lap(HANDS)
     slots = with_hands_known(p, ev, slots, hands)
