@@ -1019,8 +1019,9 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     c = np.array([cx, cy])
     # an arm is one blob across the unseen strips (the tray's rim, a marker): bridge them
     holes = ~m.known & ~m.tower & ~m.outside
-    grown = cv2.dilate(m.fg.astype(np.uint8), _K3, iterations=int(hc["bridge_cells"])).astype(bool)
-    fg8 = (m.fg | (holes & grown)).astype(np.uint8)
+    # (the bool masks handed to OpenCV as bytes, and its bytes taken back, by views: no copies)
+    grown = cv2.dilate(m.fg.view(np.uint8), _K3, iterations=int(hc["bridge_cells"])).view(bool)
+    fg8 = (m.fg | (holes & grown)).view(np.uint8)
     # (labels alone, the areas counted after: OpenCV's statistics cost eight times the labelling)
     ncomp, lab = cv2.connectedComponents(fg8, connectivity=8)
     stats = np.zeros((ncomp, cv2.CC_STAT_MAX), np.int32)
@@ -1038,9 +1039,9 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     # without a table band, off the sheet or a marker they cover)
     # (an arm the colour of the table is seen from where it crosses the tray's rim instead)
     ec = int(hc["edge_cells"])
-    edge = (cv2.dilate(m.outside.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
-    rim = (cv2.dilate(holes.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
-    near_tower = cv2.dilate(m.tower.astype(np.uint8), _K3, iterations=2).astype(bool).ravel()
+    edge = (cv2.dilate(m.outside.view(np.uint8), _K3, iterations=ec).view(bool) & m.known).ravel()
+    rim = (cv2.dilate(holes.view(np.uint8), _K3, iterations=ec).view(bool) & m.known).ravel()
+    near_tower = cv2.dilate(m.tower.view(np.uint8), _K3, iterations=2).view(bool).ravel()
     table = m.table.ravel()
     rim_side = _rim_side(hc, m, ec)
     half = tray.footprint_half
