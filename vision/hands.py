@@ -4,7 +4,7 @@ A hand near the tower always belongs to an arm that crosses the edge of the visi
 sits round the table, half a metre away). So the tray around the tower (and a band of table,
 wider on the side away from the camera when a tall tower's hands show further out there,
 `_band_window`) is rectified at hand height onto a small grid (a few mm a cell; on a grainy frame each cell the
-mean of the pixels round it, `_cell_means`), every cell compared with the bare tray behind it
+mean of the pixels round it, `cell_means`), every cell compared with the bare tray behind it
 (colour and brightness; a shadow only darkens the tray and keeps its chromaticity), the tower's
 own silhouette and the markers masked out (and the tower's painted sides seen beyond that
 silhouette, `_tower_body`, and blobs that are an even shadow throughout, `_even_shadows`), and
@@ -40,6 +40,7 @@ import numpy as np
 
 from referee.observations import HandReading
 from vision.kit import Tray
+from vision.memo import memoised
 from vision.table_memory import TableReference
 from vision.tray import Registration, frame_grain, h_inverse
 
@@ -62,8 +63,10 @@ class HandMask:
     # the tray's rim between the sheet and the table band (unseen, arms cross it): None, none
     rim: np.ndarray | None = None
     # (n, n) bool: cells not in fg seen by their shading alone (`_ruffled`): only pieces of a hand
-    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none
-    ruffled: np.ndarray | None = None
+    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none. From `hand_mask`, a
+    # function that works them out when first asked (`_ruffled_of`): `arm_entries` asks only once
+    # a blob is as large as a hand, and half the bench's frames have none (255 of 509 hand masks)
+    ruffled: np.ndarray | Callable[[], np.ndarray | None] | None = None
     # (n, n, 3) float32 BGR each cell shows, and the table's own colour this frame (the table
     # band's median): whether an arm seen only at the rim is the table's colour. None: unknown
     px: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -236,13 +239,15 @@ def _band_window(hc: Mapping, G: HandGrid, reg: Registration, z: float, shape: t
     q = _square(cx, cy, r) @ (Hinv @ reg.camera.plane_homography(z)).T  # the zone at hand height, where the camera sees it on the tray plane
     h, w = shape
     corners = _square(w / 2, h / 2, w / 2, h / 2) @ Hinv.T
-    if (q[:, 2] <= 0).any() or (corners[:, 2] <= 0).any():
+    q, corners = q.tolist(), corners.tolist()
+    if any(p[2] <= 0 for p in q) or any(p[2] <= 0 for p in corners):
         return G
-    q = q[:, :2] / q[:, 2:]
-    corners = corners[:, :2] / corners[:, 2:]
-    lo = np.maximum(q.min(axis=0), corners.min(axis=0))  # west, south: tray mm
-    hi = np.minimum(q.max(axis=0), corners.max(axis=0))  # east, north
-    ex0, ey1 = G.A[0, 2] - g / 2, G.A[1, 2] + g / 2  # the grid's west and north edges
+    # (the four corners' divisions and extremes in plain floats: the same numbers as NumPy's, without
+    # a dozen calls on arrays of four)
+    qx, qy, ix, iy = ([p[a] / p[2] for p in pts] for pts, a in ((q, 0), (q, 1), (corners, 0), (corners, 1)))
+    lo = (max(min(qx), min(ix)), max(min(qy), min(iy)))  # west, south: tray mm
+    hi = (min(max(qx), max(ix)), min(max(qy), max(iy)))  # east, north
+    ex0, ey1 = float(G.A[0, 2]) - g / 2, float(G.A[1, 2]) + g / 2  # the grid's west and north edges
     ex1, ey0 = ex0 + G.n * g, ey1 - G.n * g
     step = max(1, int(hc.get("band_step_cells", 4)))
 
@@ -313,11 +318,15 @@ def _disk(r: int) -> np.ndarray:
 
 def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
               bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
-              table_ref: TableReference | None = None) -> HandMask:
+              table_ref: TableReference | None = None, means: np.ndarray | None = None,
+              memo: dict | None = None) -> HandMask:
     """Rectify the tray onto a grid and mark the cells where the camera sees something else.
     `grid`: `hand_grid(cfg["hands"], tray, bg)`, built once by the caller (else here, per frame).
     `table_ref`: the table as play has shown it (`table_memory`): each table cell is compared
-    with its own remembered colour instead of the frame's one table colour (a patterned table)."""
+    with its own remembered colour instead of the frame's one table colour (a patterned table).
+    `means`: `cell_means(cfg["hands"], img)`, when the caller has it (a frame's hands looked for
+    at two heights sample the same blurred frame). `memo`: the frame's (`vision.memo`), in which
+    the grid's samples are kept for hands looked for again on the same cells (`_samples`)."""
     hc = cfg["hands"]
     G = grid if grid is not None else hand_grid(hc, tray, bg)
     g = float(hc["cell_mm"])
@@ -330,15 +339,9 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         z = 0.0  # a camera pose that puts the lens near the hands is off (no focal length learnt)
     h, w = img.shape[:2]
     G = _band_window(hc, G, reg, z, (h, w))  # a tall tower's hands may show beyond the band
-    n, A, ii, jj = G.n, G.A, G.ii, G.jj
+    n, ii, jj = G.n, G.ii, G.jj
     size = (n, G.rows or n)  # columns, rows
-    M = reg.H @ A  # cell (on the tray plane) -> image px
-    M = M / M[2, 2]
-    warped8 = cv2.warpPerspective(_cell_means(hc, img), M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                  borderMode=cv2.BORDER_REPLICATE)
-    warped = warped8.astype(np.float32)
-    in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
-                                 size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
+    M, warped8, warped, in_img = _samples(hc, G, reg, img, means, memo)
     on_sheet = G.on_sheet
     outside = ~in_img | (G.border if band > 0 else ~on_sheet)
     P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
@@ -384,7 +387,8 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     # ((on_sheet & in_img) | table) & ~marker & ~tower, from the grid's own part made once
     known = G.clear[0 if band > 0 else 1] & seen
     # the table and the tray are lit differently: each gets its own light surface
-    changed, ruffled, shady = _tray_change(hc, warped, exp, [known & ~table, known & table], G.ground, G.design)
+    regions = [known & ~table, known & table]
+    changed, shady, shift = _changed_cells(hc, warped, exp, regions, G.ground, G.design)
     fg = changed & known
     fg &= ~_tower_body(hc, warped, fg, tower, warped8)
     k = int(hc["open_cells"])
@@ -392,13 +396,51 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
     fg &= ~_even_shadows(hc, fg, shady & ~table)
     rim = G.clear[2] & seen if band > 0 else None
-    ruffled &= known & ~fg
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
-    return HandMask(fg, known, tower, outside, table, xy, z, g, rim, ruffled if ruffled.any() else None,
+    return HandMask(fg, known, tower, outside, table, xy, z, g, rim,
+                    _ruffled_later(hc, changed, shift, regions, known & ~fg),
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
 
 
-def _cell_means(hc: Mapping, img: np.ndarray) -> np.ndarray:
+def _ruffled_later(hc: Mapping, changed: np.ndarray, shift: np.ndarray, regions: list[np.ndarray],
+                   keep: np.ndarray) -> Callable[[], np.ndarray | None]:
+    """The mask's ruffled cells (`_ruffled_pieces` among `keep`; None: none), worked out when
+    first asked for (`_ruffled_of`)."""
+    @functools.cache
+    def ruffled() -> np.ndarray | None:
+        r = _ruffled_pieces(hc, changed, shift, regions)
+        r &= keep
+        return r if r.any() else None
+    return ruffled
+
+
+def _ruffled_of(m: HandMask) -> np.ndarray | None:
+    """The mask's ruffled cells (m.ruffled, worked out now if `hand_mask` left them for later)."""
+    r = m.ruffled
+    return r() if callable(r) else r
+
+
+def _samples(hc: Mapping, G: HandGrid, reg: Registration, img: np.ndarray, means: np.ndarray | None,
+             memo: dict | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The grid's cells as the camera sees them: M (cell on the tray plane -> image px), their
+    colours sampled from the frame (`cell_means`; 8-bit and float32) and whether the image has
+    them (read-only). Made once a frame for the same cells (`memo`: the frame's): the hands
+    looked for again at another height (read_frame's second look, read_level's two levels)
+    mostly take the same cells."""
+    def make():
+        M = reg.H @ G.A  # cell (on the tray plane) -> image px
+        M = M / M[2, 2]
+        size = (G.n, G.rows or G.n)  # columns, rows
+        h, w = img.shape[:2]
+        px8 = cv2.warpPerspective(cell_means(hc, img) if means is None else means, M, size,
+                                  flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+        in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
+                                     size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
+        return M, _readonly(px8), _readonly(px8.astype(np.float32)), _readonly(in_img)
+    return memoised(memo, ("hand cells", id(G)), (G, reg, img, means, hc), make)
+
+
+def cell_means(hc: Mapping, img: np.ndarray, grain: float | None = None) -> np.ndarray:
     """The frame the grid's cells are sampled from: on a grainy frame (`frame_grain` of every
     32nd row at `mean_above_grain` or more) each pixel the mean of the `cell_mean_px` square
     round it, else the frame itself.
@@ -408,13 +450,18 @@ def _cell_means(hc: Mapping, img: np.ndarray) -> np.ndarray:
     a dark hand on a dark table stood out by less (synthetic 8603/0062: a few specks for a hand).
     A box the size of a cell cuts the grain some five times and keeps a hand's extent. Clean
     frames (the twin's renders) are left as they are: their fine shading finds fingers the tray's
-    colour (`_ruffled`), and averaged they read worse on the whole."""
+    colour (`_ruffled`), and averaged they read worse on the whole. `grain`: the frame's
+    grain, when the caller has measured it (`frame_grain` of every 32nd row of its grey frame,
+    as the reader's frame context does for the markers' crop search)."""
     k = int(hc.get("cell_mean_px", 1))
     least = float(hc.get("mean_above_grain", 0.0))
     if k <= 1:
         return img
-    if least > 0 and frame_grain(cv2.cvtColor(np.ascontiguousarray(img[::32]), cv2.COLOR_BGR2GRAY)) < least:
-        return img
+    if least > 0:
+        if grain is None:
+            grain = frame_grain(cv2.cvtColor(np.ascontiguousarray(img[::32]), cv2.COLOR_BGR2GRAY))
+        if grain < least:
+            return img
     return cv2.blur(img, (k, k))
 
 
@@ -448,18 +495,31 @@ def _tower_body(hc: Mapping, px: np.ndarray, fg: np.ndarray, tower: np.ndarray,
     sat = float(hc.get("block_sat", 0.0))
     if sat <= 0 or not fg.any():
         return np.zeros(fg.shape, bool)
-    hsv = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8) if px8 is None else px8, cv2.COLOR_BGR2HSV_FULL)
-    lo, hi = hc.get("skin_hue_deg", [8.0, 42.0])
-    skin = _skin_hues(float(lo), float(hi))  # per 8-bit hue, whether its degrees lie in the skin range
-    paint = fg & (hsv[..., 1] >= sat * 255) & (hsv[..., 2] >= 40) & ~np.take(skin, hsv[..., 0])
     near = cv2.dilate(tower.view(np.uint8), _K3).view(bool)
-    if not (paint & near).any():
+    # paint beside the silhouette first, from the few changed cells there: without any (432 of
+    # the 469 bench frames with changed cells), no cell is joined to it, and the grid's other
+    # cells need no looking at
+    beside = np.flatnonzero(fg & near)
+    if not len(beside):
         return np.zeros(fg.shape, bool)
+    rows = (px if px8 is None else px8).reshape(-1, 3).take(beside, axis=0)
+    if not _painted(hc, sat, np.clip(rows, 0, 255).astype(np.uint8) if px8 is None else rows).any():
+        return np.zeros(fg.shape, bool)
+    paint = fg & _painted(hc, sat, np.clip(px, 0, 255).astype(np.uint8) if px8 is None else px8)
     n, lab = cv2.connectedComponents((paint | tower).view(np.uint8), connectivity=8)
     keep = np.zeros(n, bool)
     keep[np.unique(lab[tower])] = True
     keep[0] = False
     return keep[lab] & paint
+
+
+def _painted(hc: Mapping, sat: float, bgr8: np.ndarray) -> np.ndarray:
+    """Whether each 8-bit BGR pixel ((..., 3), an image or rows of pixels) shows a block's paint:
+    saturated (`block_sat`), not dark, and of no skin hue (`skin_hue_deg`)."""
+    hsv = cv2.cvtColor(bgr8 if bgr8.ndim == 3 else bgr8.reshape(-1, 1, 3), cv2.COLOR_BGR2HSV_FULL).reshape(bgr8.shape)
+    lo, hi = hc.get("skin_hue_deg", [8.0, 42.0])
+    skin = _skin_hues(float(lo), float(hi))  # per 8-bit hue, whether its degrees lie in the skin range
+    return (hsv[..., 1] >= sat * 255) & (hsv[..., 2] >= 40) & ~np.take(skin, hsv[..., 0])
 
 
 def _skin_hues(lo: float, hi: float) -> np.ndarray:
@@ -505,7 +565,7 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         if len(part) >= 90:
             third = start + (len(part) + 2) // 3
             Df, Xf = d[start:third], X[start:third]
-            coef = _robust_surface(Df, Xf, _fit_start(Df, trim, from_expected), trim, rounds)
+            coef = _robust_surface(Df, Xf, *_fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
                 coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
             d[start:end] -= X[start:end] @ coef
@@ -513,10 +573,11 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
 
 
-def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
+def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Where the light fit starts: the rows' median (per channel), or, with `expected`, no change
     at all (the surface as expected in this frame's light) when more rows lie within `trim` of
-    that.
+    that; and, with `expected`, the rows within `trim` of the start (`_rows_within`: counted
+    here, they are the fit's first rows, `_robust_surface`), else None.
 
     Each channel's median is taken on its own, so over a tray that is partly bare, partly in a
     hand's shadow and partly a pale hand it can lie where no cell is: 12 of 672 rows (synthetic
@@ -528,10 +589,11 @@ def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> np.ndarray:
     tried instead, was as often a large hand or shadow: worse.)"""
     median = _median_rows(Df)
     if not expected:
-        return median
-    if np.count_nonzero(_rows_within(Df, trim)) > np.count_nonzero(_rows_within(Df - median, trim)):
-        return np.zeros(3, Df.dtype)
-    return median
+        return median, None
+    at_zero, at_median = _rows_within(Df, trim), _rows_within(Df - median, trim)
+    if np.count_nonzero(at_zero) > np.count_nonzero(at_median):
+        return np.zeros(3, Df.dtype), at_zero
+    return median, at_median
 
 
 def _rows_within(r: np.ndarray, trim: float) -> np.ndarray:
@@ -555,10 +617,13 @@ def _inside(trim: float, ftype: type) -> tuple[tuple[float, ...], tuple[float, .
     return (-b, -b, -b), (b, b, b)
 
 
-def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: float, rounds: int) -> np.ndarray:
+def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np.ndarray | None, trim: float,
+                    rounds: int) -> np.ndarray:
     """The light surface's coefficients (6, 3) fitted to the rows of Df from a flat start
     (`start`, (3,)): each round a least-squares fit to the rows within `trim` of the last, for
-    up to `rounds` rounds, until the rows taken no longer change.
+    up to `rounds` rounds, until the rows taken no longer change. `first`: the rows within
+    `trim` of the start, when the caller has them (`_fit_start`; the flat surface's products
+    are the start itself, to the bit: x * 0 adds nothing).
 
     The flat start takes only the bare cells about as bright as the median: under a lamp's
     fall-off or a light gradient across the tray (a quarter brighter at one side is common),
@@ -569,8 +634,9 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, trim: flo
     coef[0] = start
     XD = None
     last = None
-    for _ in range(rounds):
-        inl = _rows_within(Df - Xf @ coef, trim)  # the largest of the three under trim
+    for r in range(rounds):
+        # the largest of the three under trim
+        inl = first if r == 0 and first is not None else _rows_within(Df - Xf @ coef, trim)
         taken = inl.tobytes()  # (the rows taken compared as bytes: np.array_equal's overhead is more)
         if np.count_nonzero(inl) < 30 or taken == last:
             break
@@ -595,7 +661,7 @@ def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, 
     lit = (sh > above) & (ch < chroma)
     if np.count_nonzero(lit) < share * len(Df):
         return coef
-    return _robust_surface(Df, Xf, _median_rows(Df[lit]), trim, rounds)
+    return _robust_surface(Df, Xf, _median_rows(Df[lit]), None, trim, rounds)
 
 
 def _shift_and_chroma(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -688,17 +754,22 @@ def _least_squares(X: np.ndarray, D: np.ndarray, rows: np.ndarray | None = None,
     uint8 as `_rows_within` gives them) through the normal equations (a 6 x 6 solve: a tenth of
     an SVD's time on the few thousand cells; X's columns are scaled to about 1, so the equations
     are well conditioned); lstsq where they are singular. XD: X and D side by side in float64
-    (the robust fit's rounds convert them once; the products of its column views are the
-    contiguous arrays' to the bit)."""
+    (the robust fit's rounds convert them once).
+
+    X's normal matrix and its products with D are one product, X' [X D], solved by OpenCV's LU:
+    np.linalg.solve's checks and wrapping cost more than a 6 x 6 solve, and two products one
+    call more (8 of 20 us a fit's round). Their float64 sums differ from the two products' (a
+    symmetric one) in the last bits; the coefficients, float32, were the same on every fit of
+    the nine sets."""
     Z = np.concatenate((X, D), axis=1, dtype=np.float64) if XD is None else XD
     if rows is not None:
         Z = Z.compress(rows, axis=0)  # (Z[rows] for bool rows, three times faster)
-    Xd, Dd = Z[:, :6], Z[:, 6:]
-    try:
-        return np.linalg.solve(Xd.T @ Xd, Xd.T @ Dd).astype(np.float32)
-    except np.linalg.LinAlgError:
-        Xr, Dr = (X, D) if rows is None else (X.compress(rows, axis=0), D.compress(rows, axis=0))
-        return np.linalg.lstsq(Xr, Dr, rcond=None)[0].astype(np.float32)
+    P = Z[:, :6].T @ Z
+    ok, coef = cv2.solve(P[:, :6], P[:, 6:], flags=cv2.DECOMP_LU)
+    if ok:
+        return coef.astype(np.float32)
+    Xr, Dr = (X, D) if rows is None else (X.compress(rows, axis=0), D.compress(rows, axis=0))
+    return np.linalg.lstsq(Xr, Dr, rcond=None)[0].astype(np.float32)
 
 
 def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
@@ -738,6 +809,14 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not.
     `regions`: the tray's cells, then (when there is one) the table band's (`table_bright`)."""
+    out, shady, shift = _changed_cells(hc, px, ref, regions, xy, design)
+    return out, _ruffled_pieces(hc, out, shift, regions), shady
+
+
+def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
+                   design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_tray_change`'s changed cells and shadows' insides, and each cell's brightness change
+    (`colour_change`'s shift), from which its ruffled cells are found (`_ruffled_pieces`)."""
     chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)), design=design,
                                   lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
                                   lit_chroma=float(hc.get("lit_chroma", 0.05)),
@@ -776,10 +855,16 @@ def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.
         if nt and np.count_nonzero(brighter & t & (chroma <= need)) > float(hc.get("table_lit_share", 0.0)) * nt:
             brighter &= ~t | (shift > math.log(tb))
     out = (chroma > need) | (shift < math.log(float(hc["dark"]))) | brighter
+    return out, shady, shift
+
+
+def _ruffled_pieces(hc: Mapping, out: np.ndarray, shift: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
+    """The ruffled cells (`_ruffled`, lit as fingers are, `_lit`) not changed (`out`); none when
+    `ruffled_std` is 0."""
     ruffled = float(hc.get("ruffled_std", 0.0))
     if ruffled > 0:
-        return out, _lit(hc, _ruffled(hc, shift, regions, ruffled) & ~out, shift), shady
-    return out, np.zeros(out.shape, bool), shady
+        return _lit(hc, _ruffled(hc, shift, regions, ruffled) & ~out, shift)
+    return np.zeros(out.shape, bool)
 
 
 def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: float) -> np.ndarray:
@@ -934,8 +1019,9 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     c = np.array([cx, cy])
     # an arm is one blob across the unseen strips (the tray's rim, a marker): bridge them
     holes = ~m.known & ~m.tower & ~m.outside
-    grown = cv2.dilate(m.fg.astype(np.uint8), _K3, iterations=int(hc["bridge_cells"])).astype(bool)
-    fg8 = (m.fg | (holes & grown)).astype(np.uint8)
+    # (the bool masks handed to OpenCV as bytes, and its bytes taken back, by views: no copies)
+    grown = cv2.dilate(m.fg.view(np.uint8), _K3, iterations=int(hc["bridge_cells"])).view(bool)
+    fg8 = (m.fg | (holes & grown)).view(np.uint8)
     # (labels alone, the areas counted after: OpenCV's statistics cost eight times the labelling)
     ncomp, lab = cv2.connectedComponents(fg8, connectivity=8)
     stats = np.zeros((ncomp, cv2.CC_STAT_MAX), np.int32)
@@ -945,16 +1031,17 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         return []  # no blob as large as a hand: no arm comes in (half the bench's frames, 0.15 ms each)
     lab8 = lab  # the blobs across the bridged strips: an arm's whole shape (`_palms`)
     lab = np.where(m.fg, lab, 0)
-    if m.ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
-        lab, stats = _with_ruffled(m.ruffled, lab, stats)
+    ruffled = _ruffled_of(m)
+    if ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
+        lab, stats = _with_ruffled(ruffled, lab, stats)
     blob = _Blobs(lab, m.xy)
     # the band of known cells next to where arms come from (beyond the table band or the image;
     # without a table band, off the sheet or a marker they cover)
     # (an arm the colour of the table is seen from where it crosses the tray's rim instead)
     ec = int(hc["edge_cells"])
-    edge = (cv2.dilate(m.outside.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
-    rim = (cv2.dilate(holes.astype(np.uint8), _K3, iterations=ec).astype(bool) & m.known).ravel()
-    near_tower = cv2.dilate(m.tower.astype(np.uint8), _K3, iterations=2).astype(bool).ravel()
+    edge = (cv2.dilate(m.outside.view(np.uint8), _K3, iterations=ec).view(bool) & m.known).ravel()
+    rim = (cv2.dilate(holes.view(np.uint8), _K3, iterations=ec).view(bool) & m.known).ravel()
+    near_tower = cv2.dilate(m.tower.view(np.uint8), _K3, iterations=2).view(bool).ravel()
     table = m.table.ravel()
     rim_side = _rim_side(hc, m, ec)
     half = tray.footprint_half
@@ -1509,10 +1596,11 @@ def _entry_deg(e: np.ndarray, u: np.ndarray, radius: float) -> float:
 
 def find_hands(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, z_top: float,
                bg=None, gains: np.ndarray | None = None, grid: HandGrid | None = None,
-               table_ref: TableReference | None = None) -> tuple[HandReading, ...]:
+               table_ref: TableReference | None = None, means: np.ndarray | None = None,
+               memo: dict | None = None) -> tuple[HandReading, ...]:
     """The hands within one block length of the tower's footprint, each with where its arm comes from
-    (`grid`, `table_ref`: as for `hand_mask`)."""
-    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref)
+    (`grid`, `table_ref`, `means`, `memo`: as for `hand_mask`)."""
+    m = hand_mask(cfg, tray, reg, img, tray_bgr, z_top, bg, gains, grid, table_ref, means, memo)
     return hands_of(cfg["hands"], counted_arms(cfg["hands"], arm_entries(cfg, tray, m)))
 
 

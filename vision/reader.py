@@ -28,14 +28,14 @@ from vision import top_level as tl
 from vision.background import TrayBackground
 from vision.frame_errors import UnreadableFrame
 from vision.geometry import Camera
-from vision.hands import arm_entries, counted_arms, find_hands, hand_grid, hand_mask, hands_of
+from vision.hands import arm_entries, cell_means, counted_arms, find_hands, hand_grid, hand_mask, hands_of
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
 from vision.memo import memoised, recalled, remember
 from vision.models import LinearModel, load_model
 from vision.stage_clock import CHECKS, HANDS, HEIGHT, REGISTRATION, RETRIES, TOP, StageClock
 from vision.table_memory import TableMemory
-from vision.tray import Registration, TrayNotFound, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
+from vision.tray import Registration, TrayNotFound, frame_grain, make_detector, register  # noqa: F401 (TrayNotFound: read_frame raises it)
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.json")
 GLYPHS = ("1", "2", "3", "4", "draw2", "reverse", "skip", "wild")
@@ -436,7 +436,23 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
     if not has_colour(img):
         raise UnreadableFrame(NO_COLOUR)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img, p.tray_points)
-    return FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr), {})
+    ctx = FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr), {})
+    # the frame's grain, measured on the grey frame made here (every 32nd row, as the markers'
+    # crop search measures it), for the hands' cell means (`_cell_means`: not measured again)
+    memoised(ctx.memo, GRAIN, (img,), lambda: frame_grain(gray[::32]))
+    return ctx
+
+
+GRAIN = "grain"  # the memo's key for the frame's grain (tray.frame_grain of every 32nd row of its grey)
+CELL_MEANS = "cell means"  # ... for the frame the hand grid samples (hands.cell_means)
+
+
+def _cell_means(p: Pipeline, ctx: FrameContext, img: np.ndarray) -> np.ndarray:
+    """The frame the hand grid's cells are sampled from (hands.cell_means, with the grain
+    `frame_context` measured), once a frame: hands looked for again at another height, and each
+    level `read_level` reads, sample the same one (a blur of the whole frame on a grainy one)."""
+    return memoised(ctx.memo, CELL_MEANS, (p, img), lambda: cell_means(
+        p.cfg["hands"], img, memoised(ctx.memo, GRAIN, (img,), lambda: None)))
 
 
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray,
@@ -903,7 +919,8 @@ def read_level(p: Pipeline, ctx: FrameContext, img: np.ndarray, level: int, orie
     ev = glyphs_looked_for_again(p, ctx, img, z, orient, 0, slot_evidence(p, ctx, img, z, orient))
     slots = slot_readings(p, ev)
     ref = table.reference(ctx.registration.H, img.shape) if table is not None else None
-    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref)
+    hands = find_hands(p.cfg, p.tray, ctx.registration, img, ctx.tray_bgr, z, p.background, ctx.gains, p.hand_grid, ref,
+                       _cell_means(p, ctx, img), ctx.memo)
     slots = with_hands_known(p, ev, slots, hands)
     uncertain, note = _uncertainty(p, slots, None, hands)
     return TopLevelReading(orient, slots, hands, t, frame_seq, uncertain, note), ev.p_occ
@@ -1447,7 +1464,9 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     # top's height stays
     ref = table.reference(reg0.H, img.shape) if table is not None else None
     z_hands = height_seen_by(reg0, reg, z)
-    arm_mask = hand_mask(p.cfg, p.tray, reg0, img, tray_bgr, z_hands, p.background, gains, p.hand_grid, ref)
+    means = _cell_means(p, ctx, img)  # (sampled again if the hands are looked for at another height)
+    arm_mask = hand_mask(p.cfg, p.tray, reg0, img, tray_bgr, z_hands, p.background, gains, p.hand_grid, ref, means,
+                         ctx.memo)
     arms = counted_arms(p.cfg["hands"], arm_entries(p.cfg, p.tray, arm_mask))
     ctx.memo[ARM_LAB] = sk.arm_lab(p.cfg["skin"], arm_mask, arms)
     if clock:
@@ -1498,7 +1517,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
         clock.lap(CHECKS)
     z_seen = height_seen_by(reg0, reg, z)
     hands = (hands_of(p.cfg["hands"], arms) if z_seen == z_hands else
-             find_hands(p.cfg, p.tray, reg0, img, tray_bgr, z_seen, p.background, gains, p.hand_grid, ref))
+             find_hands(p.cfg, p.tray, reg0, img, tray_bgr, z_seen, p.background, gains, p.hand_grid, ref, means,
+                        ctx.memo))
     if clock:
         clock.lap(HANDS)
     slots = with_hands_known(p, ev, slots, hands)
