@@ -1135,7 +1135,7 @@ def bare_tray_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orie
     if th >= 1.0 or not held.any() or z <= float(dc["tray_check_below_levels"]) * float(p.tray.block_mm[2]):
         return False
     frac = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, ctx.tray_bgr, None, ctx.gains,
-                                 position)
+                                 position, count=1)  # (that slot's points alone: a third of the pixels tested)
     return bool(frac[0] >= th)
 
 
