@@ -1150,28 +1150,31 @@ def fine_heights(cfg: Mapping, tray: Tray, z0: float) -> np.ndarray:
 
 
 def slot_tray_fraction(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: float, orient: str,
-                       tray_bgr: np.ndarray, bg=None, gains: np.ndarray | None = None, first: int = 0) -> np.ndarray:
+                       tray_bgr: np.ndarray, bg=None, gains: np.ndarray | None = None, first: int = 0,
+                       count: int = 3) -> np.ndarray:
     """Per slot, how much of it looks like the bare tray behind it (the first level's empty slots
     show the tray, which a wooden tray's colour can pass for a yellow block in the models).
-    `first`: as for slot_patches."""
+    `first`: as for slot_patches; `count`: of the three slots from there, the first this many."""
     L, W, _ = tray.block_mm
     cx, cy = tray.tower_center
     pts = _tray_check_points(float(L), float(W), orient, float(cx), float(cy), int(first))
+    if count < 3:  # (each slot's points are a third of the rows, in turn)
+        pts = pts[:len(pts) // 3 * count]
     cam = reg.camera
     R, K = cam.R, cam.K
-    # the three slots' points at once, tray mm -> image (_project_many's steps at the one height)
+    # the slots' points at once, tray mm -> image (_project_many's steps at the one height)
     hom = (pts @ np.column_stack([R[:, 0], R[:, 1], np.asarray(cam.tvec, dtype=np.float64)]).T) @ K.T
     hom += z * (K @ R[:, 2])
     uv = hom[:, :2] / hom[:, 2:3]
     h, w = img.shape[:2]
-    inside = np.logical_and.reduce((uv >= 0) & (uv < (w, h)), axis=1).reshape(3, -1)
+    inside = np.logical_and.reduce((uv >= 0) & (uv < (w, h)), axis=1).reshape(count, -1)
     if bg is None:  # (foreground's steps against the one tray colour, not a broadcast copy per point)
         xy = np.rint(uv).astype(np.int32)
         np.clip(xy, 0, (w - 1, h - 1), out=xy)
         fg = not_tray_colour(cfg["silhouette"], img[xy[:, 1], xy[:, 0]].astype(np.float32),
-                             np.asarray(tray_bgr, dtype=np.float32)).reshape(3, -1)
+                             np.asarray(tray_bgr, dtype=np.float32)).reshape(count, -1)
     else:
-        uv = uv.reshape(3, -1, 2)
+        uv = uv.reshape(count, -1, 2)
         fg = foreground(cfg["silhouette"], img,
                         expected_tray(bg, reg, uv, tray_bgr, gains if gains is not None else np.ones(3, np.float32)), uv)
     return (~fg & inside).sum(axis=1) / np.maximum(1, inside.sum(axis=1))
