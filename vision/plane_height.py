@@ -1132,32 +1132,35 @@ def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[n
 
 
 def _poses_for_focal(H: np.ndarray, fs: list[float], width: int, height: int) -> list[tuple]:
-    """_pose_for_focal for each focal length in fs, their rotations in one SVD (a frame's focal
-    searches ask for two to eleven at a time: one SVD of eleven takes the time of three; a stack's
-    SVD and products are each matrix's own, to the bit). (K^-1 and the cross product written out.)"""
+    """_pose_for_focal for each focal length in fs, all in one pass: a frame's focal searches ask
+    for two to eleven at a time, and a stack's column lengths, SVD and products are each matrix's
+    own, to the bit (the lengths' products are the BLAS dot product's, as one by one)."""
     # (K^-1 H, the scale and the cross product on Python floats: the same IEEE steps, elementwise,
-    # as on NumPy's 0-d values; the two column lengths stay NumPy's dot products, whose sums the
-    # BLAS orders its own way)
+    # as on NumPy's 0-d values; the column lengths stay the BLAS's dot products, whose sums it
+    # orders its own way)
     (h00, h01, h02), (h10, h11, h12), (h20, h21, h22) = np.asarray(H, dtype=np.float64).tolist()
     cx, cy = (width - 1) / 2.0, (height - 1) / 2.0  # (K's)
+    Ms = [[[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
+           [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
+           [h20, h21, h22]] for f in fs]
+    cols = np.array(Ms).transpose(0, 2, 1)[:, :2]  # (N, 2, 3): each K^-1 H's first two columns
+    lengths = (cols[..., None, :] @ cols[..., :, None]).reshape(-1, 2).tolist()  # (matmul's: the dot's)
     Bs, ts = [], []
-    for f in fs:
-        M = np.array([[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
-                      [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
-                      [h20, h21, h22]])
-        lam = 2.0 / (math.sqrt(M[:, 0] @ M[:, 0]) + math.sqrt(M[:, 1] @ M[:, 1]))
+    for M, (l0, l1) in zip(Ms, lengths):
+        lam = 2.0 / (math.sqrt(l0) + math.sqrt(l1))
         if h22 * lam < 0:  # the tray lies in front of the camera
             lam = -lam
-        (a0, b0, t0), (a1, b1, t1), (a2, b2, t2) = M.tolist()
+        (a0, b0, t0), (a1, b1, t1), (a2, b2, t2) = M
         a0, a1, a2, b0, b1, b2 = lam * a0, lam * a1, lam * a2, lam * b0, lam * b1, lam * b2
         Bs.append([[a0, b0, a1 * b2 - a2 * b1], [a1, b1, a2 * b0 - a0 * b2], [a2, b2, a0 * b1 - a1 * b0]])
-        ts.append(np.array([lam * t0, lam * t1, lam * t2]))
+        ts.append([lam * t0, lam * t1, lam * t2])
     U, _, Vt = np.linalg.svd(np.array(Bs))
     Rs = U @ Vt
+    ts = np.array(ts)
     out = []
-    for i, f in enumerate(fs):
+    for i, (f, r) in enumerate(zip(fs, Rs.tolist())):
         R = Rs[i]
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = r
         # (the sign of its determinant, written out: R is a rotation or a reflection, +-1 far from 0)
         if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
             R = U[i] @ np.diag([1.0, 1.0, -1.0]) @ Vt[i]
