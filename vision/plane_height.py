@@ -23,7 +23,7 @@ import numpy as np
 from vision import top_level as tl
 from vision.geometry import Camera, intrinsics
 from vision.kit import Tray
-from vision.memo import memoised
+from vision.memo import memoised, recalled, remember
 from vision.patch_features import median_along
 from vision.tray import Registration, h_inverse
 
@@ -1127,43 +1127,67 @@ def _local_peaks(sc: np.ndarray, block: np.ndarray) -> np.ndarray:
 
 def _pose_for_focal(H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """K, R and t of the camera a tray homography implies for focal length f (principal point
-    at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale. (K^-1 and the
-    cross product written out: the focal search needs four poses a frame.)"""
-    K = intrinsics(f, width, height)
+    at the image centre): the columns of K^-1 H are r1, r2 and t up to one scale."""
+    return _poses_for_focal(H, [f], width, height)[0]
+
+
+def _poses_for_focal(H: np.ndarray, fs: list[float], width: int, height: int) -> list[tuple]:
+    """_pose_for_focal for each focal length in fs, all in one pass: a frame's focal searches ask
+    for two to eleven at a time, and a stack's column lengths, SVD and products are each matrix's
+    own, to the bit (the lengths' products are the BLAS dot product's, as one by one)."""
     # (K^-1 H, the scale and the cross product on Python floats: the same IEEE steps, elementwise,
-    # as on NumPy's 0-d values; the two column lengths stay NumPy's dot products, whose sums the
-    # BLAS orders its own way)
+    # as on NumPy's 0-d values; the column lengths stay the BLAS's dot products, whose sums it
+    # orders its own way)
     (h00, h01, h02), (h10, h11, h12), (h20, h21, h22) = np.asarray(H, dtype=np.float64).tolist()
     cx, cy = (width - 1) / 2.0, (height - 1) / 2.0  # (K's)
-    M = np.array([[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
-                  [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
-                  [h20, h21, h22]])
-    lam = 2.0 / (math.sqrt(M[:, 0] @ M[:, 0]) + math.sqrt(M[:, 1] @ M[:, 1]))
-    if h22 * lam < 0:  # the tray lies in front of the camera
-        lam = -lam
-    (a0, b0, t0), (a1, b1, t1), (a2, b2, t2) = M.tolist()
-    a0, a1, a2, b0, b1, b2 = lam * a0, lam * a1, lam * a2, lam * b0, lam * b1, lam * b2
-    B = np.array([[a0, b0, a1 * b2 - a2 * b1], [a1, b1, a2 * b0 - a0 * b2], [a2, b2, a0 * b1 - a1 * b0]])
-    U, _, Vt = np.linalg.svd(B)
-    R = U @ Vt
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
-    # (the sign of its determinant, written out: R is a rotation or a reflection, +-1 far from 0)
-    if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
-        R = U @ np.diag([1.0, 1.0, -1.0]) @ Vt
-    return K, R, np.array([lam * t0, lam * t1, lam * t2])
+    Ms = [[[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
+           [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
+           [h20, h21, h22]] for f in fs]
+    cols = np.array(Ms).transpose(0, 2, 1)[:, :2]  # (N, 2, 3): each K^-1 H's first two columns
+    lengths = (cols[..., None, :] @ cols[..., :, None]).reshape(-1, 2).tolist()  # (matmul's: the dot's)
+    Bs, ts = [], []
+    for M, (l0, l1) in zip(Ms, lengths):
+        lam = 2.0 / (math.sqrt(l0) + math.sqrt(l1))
+        if h22 * lam < 0:  # the tray lies in front of the camera
+            lam = -lam
+        (a0, b0, t0), (a1, b1, t1), (a2, b2, t2) = M
+        a0, a1, a2, b0, b1, b2 = lam * a0, lam * a1, lam * a2, lam * b0, lam * b1, lam * b2
+        Bs.append([[a0, b0, a1 * b2 - a2 * b1], [a1, b1, a2 * b0 - a0 * b2], [a2, b2, a0 * b1 - a1 * b0]])
+        ts.append([lam * t0, lam * t1, lam * t2])
+    U, _, Vt = np.linalg.svd(np.array(Bs))
+    Rs = U @ Vt
+    ts = np.array(ts)
+    out = []
+    for i, (f, r) in enumerate(zip(fs, Rs.tolist())):
+        R = Rs[i]
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = r
+        # (the sign of its determinant, written out: R is a rotation or a reflection, +-1 far from 0)
+        if r00 * (r11 * r22 - r12 * r21) - r01 * (r10 * r22 - r12 * r20) + r02 * (r10 * r21 - r11 * r20) < 0:
+            R = U[i] @ np.diag([1.0, 1.0, -1.0]) @ Vt[i]
+        out.append((intrinsics(f, width, height), R, ts[i]))
+    return out
+
+
+def _pose_centres(pv: PlaneView, H: np.ndarray, fs: list[float], width: int, height: int) -> list[tuple]:
+    """The camera centre and pose (K, R, t) _pose_for_focal gives, per focal length in fs, once
+    per frame (its view) and focal length: a frame's focal searches (the first, each retry's, the
+    alternatives') ask for the same few (read-only). Those not made yet are made together
+    (_poses_for_focal)."""
+    keys = [("pose", float(f), int(width), int(height)) for f in fs]
+    got = [recalled(pv.memo, key, (H,)) for key in keys]
+    todo = [i for i, g in enumerate(got) if g is None]
+    if todo:
+        for i, (K, R, t) in zip(todo, _poses_for_focal(H, [fs[i] for i in todo], width, height)):
+            C = -R.T @ t
+            for a in (C, K, R, t):
+                a.flags.writeable = False
+            got[i] = (remember(pv.memo, keys[i], (H,), (C, (K, R, t))),)
+    return [g[0] for g in got]
 
 
 def _pose_centre(pv: PlaneView, H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, tuple]:
-    """The camera centre and pose (K, R, t) _pose_for_focal gives, once per frame (its view) and
-    focal length: a frame's focal searches (the first, each retry's, the alternatives') ask for
-    the same few (read-only)."""
-    def make() -> tuple[np.ndarray, tuple]:
-        K, R, t = _pose_for_focal(H, f, width, height)
-        C = -R.T @ t
-        for a in (C, K, R, t):
-            a.flags.writeable = False
-        return C, (K, R, t)
-    return memoised(pv.memo, ("pose", float(f), int(width), int(height)), (H,), make)
+    """_pose_centres of one focal length."""
+    return _pose_centres(pv, H, [f], width, height)[0]
 
 
 def camera_for_focal(H: np.ndarray, f: float, width: int, height: int) -> Camera:
@@ -1215,7 +1239,10 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         """The best (factor, height) among the factors, each at the heights that show the face at
         `scale` on the tray plane for its camera centre, plus offs."""
         # all the factors at once (one row each), the same arithmetic as one by one
-        C = np.array([centre(fac) for fac in facs])
+        new = [fac for fac in dict.fromkeys(facs) if fac not in centres]
+        for fac, (Cf, pose) in zip(new, _pose_centres(pv, reg.H, [f0 * fac for fac in new], w, h)):
+            centres[fac], poses[fac] = Cf, pose
+        C = np.array([centres[fac] for fac in facs])
         zc = C[:, 2:] * (1 - 1 / scale) + offs
         keep = zc > 0
         keep &= zc < C[:, 2:] * zmax_frac
@@ -1269,7 +1296,7 @@ def focal_alternatives(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple
     win, fine = float(ac.get("alt_z_window_mm", ac["focal_z_window_mm"])), float(ac["fine_step_mm"])
     offs = np.arange(-win, win + 1e-6, fine)
     facs = np.arange(min(factors), max(factors) + 1e-6, step)
-    centres = [_pose_centre(cs.pv, reg.H, f0 * fac, w, h) for fac in facs]
+    centres = _pose_centres(cs.pv, reg.H, [f0 * fac for fac in facs.tolist()], w, h)
     # every factor's heights at once (one row each), the same arithmetic as one by one
     Cs = np.array([cp[0] for cp in centres])
     zc = Cs[:, 2:] * (1 - 1 / k) + offs
