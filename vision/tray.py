@@ -249,10 +249,12 @@ class _CropSearch:
         self.detector, self.dictionary, self.params = detector, detector.getDictionary(), p
         self.usable = (not p.useAruco3Detection and not p.detectInvertedMarker
                        and p.cornerRefinementMethod in (cv2.aruco.CORNER_REFINE_NONE, cv2.aruco.CORNER_REFINE_SUBPIX))
-        # the half-size detector only says where to look, and passes over outlines that cannot be
-        # one of the kits' markers: perimeters under 0.15 of the frame's larger side (the smallest
-        # marker's is 0.19) or over 1.0 (grain and the sheet's own edges): 300 -> 265 us a call,
-        # and on the nine sets (4,720 photos) the same markers, corners to the bit.
+        # the half-size detector only says where to look, and passes over outlines under 0.15 of
+        # the frame's larger side (the kits' smallest marker's is 0.19) or over 1.0 (grain and the
+        # sheet's own edges): 300 -> 265 us a call, and on the nine sets (4,720 photos) the same
+        # markers, corners to the bit. A smaller marker (a camera mounted higher) is still found:
+        # in its crop where the others place it, or by the whole frame's search when fewer than
+        # two are found here (only the time differs).
         self.half = cv2.aruco.ArucoDetector(self.dictionary, self._params(
             minMarkerPerimeterRate=max(p.minMarkerPerimeterRate, 0.15),
             maxMarkerPerimeterRate=min(p.maxMarkerPerimeterRate, 1.0)))
