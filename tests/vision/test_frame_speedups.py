@@ -608,3 +608,63 @@ def test_a_long_median_is_numpys_when_its_sample_misleads_too():
     assert np.array_equal(median_along(x), np.median(x))
     x[::32] = rng.uniform(4.9, 5.1, len(x[::32]))  # and here all round it
     assert np.array_equal(median_along(x), np.median(x))
+
+
+def test_markers_smaller_than_the_half_size_locator_looks_for_are_still_found(small_kit):
+    """A camera mounted higher shows the tray's markers near or under the locator's perimeter
+    floor: the crop search still finds each one the whole frame's search finds, corners to the
+    bit (in crops where the others place it, or by the whole frame when too few are located)."""
+    import json
+    from dataclasses import replace
+
+    from vision.kit import load_tray
+    from vision.reader import default_config
+    from vision.tray import detect_markers, make_detector
+
+    tray = load_tray(small_kit / "tray.json")
+    fast = replace(make_detector(default_config()), crop_search_noise=0.0)
+    whole = replace(fast, crop_search=False)
+    rng = np.random.default_rng(5)
+    seen = searched = 0
+    for scale in (0.5, 0.7):  # (the same tray seen from twice and 1.4 times as high)
+        for name in sorted(json.loads((small_kit / "labels.json").read_text()))[:6]:
+            gray = cv2.cvtColor(cv2.imread(str(small_kit / "images" / name)), cv2.COLOR_BGR2GRAY)
+            h, w = gray.shape
+            sh, sw = int(h * scale), int(w * scale)
+            far = np.full((h, w), int(np.median(gray)), np.uint8)
+            far[(h - sh) // 2:(h - sh) // 2 + sh, (w - sw) // 2:(w - sw) // 2 + sw] = cv2.resize(
+                gray, (sw, sh), interpolation=cv2.INTER_AREA)
+            far = np.clip(far + rng.normal(0, 6, far.shape), 0, 255).astype(np.uint8)  # (a grainy sensor)
+            a = {i: c for i, c in detect_markers(whole, far, tray.markers).items() if i in tray.markers}
+            b = detect_markers(fast, far, tray.markers)
+            assert a.keys() == b.keys() and all(np.array_equal(a[i], b[i]) for i in a)
+            seen += len(a)
+            searched += fast.crops.find(far, tray.markers) is not None
+    assert seen >= 24 and searched >= 3  # (both ways taken)
+
+
+def test_a_missing_marker_looked_for_where_the_others_place_it_is_the_whole_frames(small_kit):
+    """The thorough detector, run only round where the markers found place a missing one, finds
+    it with the corners its whole-frame run gives."""
+    import json
+
+    from vision.kit import load_tray
+    from vision.reader import default_config
+    from vision.tray import _detect, make_detector
+
+    tray = load_tray(small_kit / "tray.json")
+    finder = make_detector(default_config())
+    checked = 0
+    for name in sorted(json.loads((small_kit / "labels.json").read_text()))[:8]:
+        gray = cv2.cvtColor(cv2.imread(str(small_kit / "images" / name)), cv2.COLOR_BGR2GRAY)
+        everywhere = {i: c for i, c in _detect(finder.thorough, gray).items() if i in tray.markers}
+        if len(everywhere) < 3:
+            continue  # (one left would place none)
+        for gone in list(everywhere)[:2]:
+            found = {i: c for i, c in everywhere.items() if i != gone}
+            placed = finder.thorough_crops.placed(gray, tray.markers, found)
+            assert placed is not None and list(placed) == [gone]
+            assert np.array_equal(placed[gone], everywhere[gone])
+            checked += 1
+    assert checked >= 8
+    assert finder.thorough_crops.placed(gray, tray.markers, dict(list(everywhere.items())[:1])) is None  # one places none
