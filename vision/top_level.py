@@ -808,6 +808,10 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
     gx3 = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3))
     gy3 = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3))
     kept = None if skin is None else (~skin).astype(np.float32)
+    if kept is not None:  # (the pixels left per row, column and face: the same for both channel groups, counted once)
+        row_n = np.maximum(np.add.reduce(kept[:, lo:hi], axis=1), 1.0)
+        col_n = np.maximum(np.add.reduce(kept[lo:hi, :], axis=0), 1.0)
+        kept_n = max(float(np.add.reduce(kept, axis=None)), 1.0)
     r = int(round(float(oc["seam_window_mm"]) * ppm))
     seam_at = [int(round((m + k * W) * ppm)) for k in (1, 2)]
     for ch in ((0,), (1, 2)):
@@ -819,8 +823,8 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
             cols = np.add.reduce(gx[lo:hi, :], axis=0) / (hi - lo)  # seams of a "y" level
         else:
             gx, gy = gx * kept, gy * kept
-            rows = np.add.reduce(gy[:, lo:hi], axis=1) / np.maximum(np.add.reduce(kept[:, lo:hi], axis=1), 1.0)
-            cols = np.add.reduce(gx[lo:hi, :], axis=0) / np.maximum(np.add.reduce(kept[lo:hi, :], axis=0), 1.0)
+            rows = np.add.reduce(gy[:, lo:hi], axis=1) / row_n
+            cols = np.add.reduce(gx[lo:hi, :], axis=0) / col_n
         both = np.concatenate([rows, cols])
         scale = float(_median_sorted(np.sort(both))) + 1.0
         # the two profiles as the rows of one array: each step below once for both
@@ -830,7 +834,7 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
         for i in range(2):
             seam = [peaks[0][i], peaks[1][i]]
             feats.append(np.concatenate([seam, [sum(seam) / len(seam)], pooled[i]]))
-        count = gy.size if kept is None else max(float(np.add.reduce(kept, axis=None)), 1.0)
+        count = gy.size if kept is None else kept_n
         feats.append(np.array([np.log((np.add.reduce(gy, axis=None) / count + 1)
                                       / (np.add.reduce(gx, axis=None) / count + 1))]))
     feats.append(_stripe_uniformity(lab, m, W, ppm))
