@@ -310,10 +310,11 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0)
     w = cv2.blur(cv2.min(cv2.min(b, g), r), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     area, cent = _inner_blobs(dark)
-    if min_px > 0 and np.add.reduce(area) < min_px:
+    # (no blobs at all, the commonest case, tell "under min_px" without a sum)
+    if min_px > 0 and (not len(area) or np.add.reduce(area) < min_px):
         light = 1 - dark
         area, cent = _inner_blobs(light)
-        if field_contrast > 0 and np.add.reduce(area) < min_px:
+        if field_contrast > 0 and (not len(area) or np.add.reduce(area) < min_px):
             a2, c2 = _ink_in_field(w, light, min_px, field_contrast)
             if np.add.reduce(a2) >= min_px:
                 area, cent = a2, c2
