@@ -379,18 +379,13 @@ def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str,
                  lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot))
 
 
-def _glyph(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
-           tray_bgr: np.ndarray, memo: dict | None = None) -> tuple[tuple[float, float], list[np.ndarray]]:
-    """One slot position's glyph: where its ink lies (top_level.glyph_offset: the slot's centre
-    when no ink is found) and the glyph features of the crop round it, as laid and turned, white-
-    balanced by the frame's tray colour where it shows a cast (top_level.glyph_white_balance)."""
-    return _glyphs(p, reg, img, z, orient, (slot,), tray_bgr, memo)[0]
-
-
 def _glyphs(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slots: Sequence[int],
             tray_bgr: np.ndarray, memo: dict | None = None) -> list[tuple[tuple[float, float], tuple]]:
-    """_glyph of each slot position, those the frame has not read yet read together (their
-    features in one pass: tl.glyph_features_turned_many)."""
+    """Each slot position's glyph: where its ink lies (top_level.glyph_offset: the slot's centre
+    when no ink is found) and the glyph features of the crop round it, as laid and turned, white-
+    balanced by the frame's tray colour where it shows a cast (top_level.glyph_white_balance).
+    Those the frame has not read yet are read together (their features in one pass:
+    tl.glyph_features_turned_many)."""
     inputs = (p, reg, img, tray_bgr)
     keys = [("glyph", float(z), orient, int(s), id(reg)) for s in slots]
     got = [recalled(memo, k, inputs) for k in keys]
@@ -432,14 +427,15 @@ def frame_context(p: Pipeline, img: np.ndarray) -> FrameContext:
     if img is None or not isinstance(img, np.ndarray) or img.ndim != 3 or img.shape[2] != 3:
         raise UnreadableFrame("the frame is not a colour image")
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
-    reg = register(p.cfg, p.tray, gray, p.detector)
+    # the frame's grain (every 32nd row), measured once: the markers' crop search and the hands'
+    # cell means (`_cell_means`) both take it
+    grain = frame_grain(gray[::32])
+    reg = register(p.cfg, p.tray, gray, p.detector, grain)
     if not has_colour(img):
         raise UnreadableFrame(NO_COLOUR)
     tray_bgr = tl.tray_color(p.cfg, p.tray, reg, img, p.tray_points)
     ctx = FrameContext(reg, tray_bgr, tl.color_gains(p.cfg, tray_bgr), {})
-    # the frame's grain, measured on the grey frame made here (every 32nd row, as the markers'
-    # crop search measures it), for the hands' cell means (`_cell_means`: not measured again)
-    memoised(ctx.memo, GRAIN, (img,), lambda: frame_grain(gray[::32]))
+    remember(ctx.memo, GRAIN, (img,), grain)
     return ctx
 
 
@@ -451,8 +447,10 @@ def _cell_means(p: Pipeline, ctx: FrameContext, img: np.ndarray) -> np.ndarray:
     """The frame the hand grid's cells are sampled from (hands.cell_means, with the grain
     `frame_context` measured), once a frame: hands looked for again at another height, and each
     level `read_level` reads, sample the same one (a blur of the whole frame on a grainy one)."""
-    return memoised(ctx.memo, CELL_MEANS, (p, img), lambda: cell_means(
-        p.cfg["hands"], img, memoised(ctx.memo, GRAIN, (img,), lambda: None)))
+    def make():
+        grain = recalled(ctx.memo, GRAIN, (img,))
+        return cell_means(p.cfg["hands"], img, grain[0] if grain else None)
+    return memoised(ctx.memo, CELL_MEANS, (p, img), make)
 
 
 def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, gains: np.ndarray,

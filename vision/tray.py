@@ -117,15 +117,17 @@ def _detect(detector: cv2.aruco.ArucoDetector, gray: np.ndarray) -> dict[int, np
     return out
 
 
-def detect_markers(finder: MarkerFinder, gray: np.ndarray, wanted: Collection[int] = ()) -> dict[int, np.ndarray]:
+def detect_markers(finder: MarkerFinder, gray: np.ndarray, wanted: Collection[int] = (),
+                   grain: float | None = None) -> dict[int, np.ndarray]:
     """Marker corners by id. When the fast detector finds fewer than `thorough_below` of the
     `wanted` ids, the thorough one looks again and adds what it finds (the fast corners stay).
     With `wanted` the tray's markers (id -> corners in mm), the fast detector's are found round
     where they lie (_CropSearch: the same corners, a third of the work), and only they; and the
     thorough one looks for the missing ones where two or more found place them (_CropSearch.placed;
-    on the bench's 27 such frames of 480, 3-6 ms less each)."""
+    on the bench's 27 such frames of 480, 3-6 ms less each). `grain`: the frame's `frame_grain` of
+    every 32nd row, when the caller has measured it (else measured here, if the crop search asks)."""
     crops = finder.crop_search and isinstance(wanted, Mapping)
-    found = finder.crops.find(gray, wanted) if crops else None
+    found = finder.crops.find(gray, wanted, grain) if crops else None
     if found is None:
         found = _detect(finder.fast, gray)
     if sum(i in found for i in wanted) < finder.thorough_below:
@@ -278,12 +280,14 @@ class _CropSearch:
         return cv2.aruco.ArucoDetector(self.dictionary, self._params(minMarkerPerimeterRate=(limits[0] + 0.5) / s,
                                                                      maxMarkerPerimeterRate=(limits[1] + 0.5) / s))
 
-    def find(self, gray: np.ndarray, wanted: Mapping[int, np.ndarray]) -> dict[int, np.ndarray] | None:
-        """The wanted markers the detector finds in the frame (id -> (4, 2) corners), or None."""
+    def find(self, gray: np.ndarray, wanted: Mapping[int, np.ndarray],
+             grain: float | None = None) -> dict[int, np.ndarray] | None:
+        """The wanted markers the detector finds in the frame (id -> (4, 2) corners), or None.
+        `grain`: the frame's (`self.grain`), when the caller has measured it."""
         h, w = gray.shape[:2]
         if not self.usable or gray.ndim != 2 or min(h, w) < 64 or len(wanted) < 2:
             return None
-        if self.noise > 0 and self.grain(gray) < self.noise:
+        if self.noise > 0 and (self.grain(gray) if grain is None else grain) < self.noise:
             return None
         c0, i0, _ = self.half.detectMarkers(cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA))
         if i0 is None:
@@ -477,10 +481,12 @@ def focal_from_homography(H: np.ndarray, width: int, height: int) -> float | Non
     return float(np.sqrt(np.median(ests)))
 
 
-def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder | None = None) -> Registration:
-    """Find the tray in a grayscale frame; raise TrayNotFound with a reason players understand."""
+def register(cfg: Mapping, tray: Tray, gray: np.ndarray, detector: MarkerFinder | None = None,
+             grain: float | None = None) -> Registration:
+    """Find the tray in a grayscale frame; raise TrayNotFound with a reason players understand.
+    `grain`: the frame's, when the caller has measured it (detect_markers)."""
     det = detector or make_detector(cfg)
-    found = detect_markers(det, gray, tray.markers)
+    found = detect_markers(det, gray, tray.markers, grain)
     obj, img, ids = correspondences(tray, found)
     min_markers = int(cfg.get("tray", {}).get("min_markers", 1))
     if len(ids) < min_markers:
