@@ -1017,15 +1017,20 @@ def glyphs_seen_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, or
     top's own level has no slot, and to pass over an orientation that shows no glyph at all."""
     if p.models.get("glyph") is None:
         return np.zeros(len(slots), bool)
-    def rows():
-        return np.array([f for g in _glyphs(p, ctx.registration, img, z, orient, slots, ctx.tray_bgr, ctx.memo)
-                         for f in g[1]])
-    return _named_surely(p, _glyph_probs_at(p, ctx, img, z, orient, tuple(slots), rows))
+    return _named_surely(p, _glyph_probs_at(p, ctx, img, z, orient, tuple(slots),
+                                            lambda: _glyph_rows(p, ctx, img, z, orient, slots)))
+
+
+def _glyph_rows(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
+                slots: Sequence[int]) -> np.ndarray:
+    """The glyph features of these slot positions (_glyphs), as laid and turned, a row each."""
+    return np.array([f for g in _glyphs(p, ctx.registration, img, z, orient, slots, ctx.tray_bgr, ctx.memo)
+                     for f in g[1]])
 
 
 def _glyph_probs_at(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str,
                     slots: tuple[int, ...], rows) -> np.ndarray:
-    """glyph_probs of the glyph features `rows()` gives for these slot positions (as _glyph
+    """glyph_probs of the glyph features `rows()` gives for these slot positions (as _glyphs
     reads them), once a frame: glyphs_seen_at asks for a face's three before read_top's
     slot_evidence reads them (the retries, the focal alternatives), and the glyph model's
     kernel costs some 100 us a call. (Read-only: a caller that changes them copies first.)"""
@@ -1071,10 +1076,8 @@ def _missing_glyphs_seen(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: flo
     bits (5.6e-17 at most on 2,300 rows), and the three slots' batch decides."""
     if not slots:
         return 0
-    def rows():
-        return np.array([f for g in _glyphs(p, ctx.registration, img, z, orient, slots, ctx.tray_bgr, ctx.memo)
-                         for f in g[1]])
-    best = np.maximum.reduce(_glyph_probs_at(p, ctx, img, z, orient, tuple(slots), rows), axis=1)
+    best = np.maximum.reduce(_glyph_probs_at(p, ctx, img, z, orient, tuple(slots),
+                                             lambda: _glyph_rows(p, ctx, img, z, orient, slots)), axis=1)
     return int(np.count_nonzero(best >= float(p.cfg["decision"].get("glyph_seen_above", 0.0)) - 1e-9))
 
 
