@@ -540,6 +540,17 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
     shadow makes it negative, keeping the colour), and `chroma`, the mean absolute colour change.
     `design`: `_design(xy)`, if already made (it depends on the grid only). `from_expected`: as
     `_fit_start`."""
+    return _colour_change(px, ref, regions, xy, trim, rounds, design, lit_share, lit_above, lit_chroma,
+                          from_expected)[:2]
+
+
+def _colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray, trim: float,
+                   rounds: int, design: np.ndarray | None, lit_share: float, lit_above: float, lit_chroma: float,
+                   from_expected: bool) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """`colour_change`'s (chroma, shift), and each region's chroma as gathered: its cells in
+    another order, which an order statistic of them does not see (`_changed_cells`' noise
+    floor), without gathering them again from the grid. Those rows are the caller's to reorder
+    (nothing here reads them again)."""
     n = px.shape[0] * px.shape[1]
     chroma = np.zeros(n, np.float32)
     shift = np.zeros(n, np.float32)
@@ -554,23 +565,26 @@ def colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy
         parts.append(np.concatenate((idx[::3], idx[1::3], idx[2::3])) if len(idx) >= 90 else idx)
     idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
     if len(idx) == 0:
-        return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+        return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2]), [chroma[:0] for _ in parts]
     # (take: the rows gathered faster than by indexing)
     d = cv2.log(px.reshape(-1, 3).take(idx, axis=0).astype(np.float32, copy=False) + 4.0)
     d -= cv2.log(ref.reshape(-1, 3).take(idx, axis=0).astype(np.float32, copy=False) + 4.0)
     X = design.take(idx, axis=0)  # 1, x, y, x^2, y^2, xy: a lamp's fall-off is curved
     end = 0
+    blocks = []
     for part in parts:
         start, end = end, end + len(part)
+        blocks.append((start, end))
         if len(part) >= 90:
             third = start + (len(part) + 2) // 3
             Df, Xf = d[start:third], X[start:third]
-            coef = _robust_surface(Df, Xf, *_fit_start(Df, trim, from_expected), trim, rounds)
+            coef, resid = _robust_fit(Df, Xf, *_fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
-                coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma)
+                coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma, resid)
             d[start:end] -= X[start:end] @ coef
-    shift[idx], chroma[idx] = _shift_and_chroma(d)
-    return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2])
+    sh, ch = _shift_and_chroma(d)
+    shift[idx], chroma[idx] = sh, ch
+    return chroma.reshape(px.shape[:2]), shift.reshape(px.shape[:2]), [ch[a:b] for a, b in blocks]
 
 
 def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> tuple[np.ndarray, np.ndarray | None]:
@@ -630,25 +644,38 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np
     that is a band of the tray, and the curved surface fitted to a band bends away from the
     rest. Each round takes in more of it. Two rounds left a far corner of the lit tray brighter
     than the fit by a sixth, seen as an arm (synthetic 8602/0021, 9602/0023)."""
+    return _robust_fit(Df, Xf, start, first, trim, rounds)[0]
+
+
+def _robust_fit(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np.ndarray | None, trim: float,
+                rounds: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """`_robust_surface`'s coefficients, and Df less the surface they give (`Df - Xf @ coef`),
+    when the last round worked it out (the rows it took were the last fit's, or too few: the
+    fit stops there), else None."""
     coef = np.zeros((6, 3), np.float32)
     coef[0] = start
     XD = None
     last = None
+    resid = None
     for r in range(rounds):
         # the largest of the three under trim
-        inl = first if r == 0 and first is not None else _rows_within(Df - Xf @ coef, trim)
+        if r == 0 and first is not None:
+            inl, resid = first, None
+        else:
+            resid = Df - Xf @ coef
+            inl = _rows_within(resid, trim)
         taken = inl.tobytes()  # (the rows taken compared as bytes: np.array_equal's overhead is more)
         if np.count_nonzero(inl) < 30 or taken == last:
-            break
+            return coef, resid
         if XD is None:  # converted once, not each round, side by side: each round's rows in one gather
             XD = np.concatenate((Xf, Df), axis=1, dtype=np.float64)
         coef = _least_squares(Xf, Df, inl, XD)
         last = taken
-    return coef
+    return coef, None
 
 
 def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, rounds: int, share: float,
-                 above: float, chroma: float) -> np.ndarray:
+                 above: float, chroma: float, resid: np.ndarray | None = None) -> np.ndarray:
     """The light surface refitted to the lit surface when a shadow covers most of it.
 
     A shadow only darkens; the bare surface in full light is its brightest bare part. A hand's
@@ -656,8 +683,9 @@ def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, 
     and the lit rest then reads brighter than bare tray by a sixth or more, with no change of
     colour: a second "arm" where there is none (synthetic 9802/0026, 9502/0012). When at least
     `share` of the cells read so (brighter by `above`, log; colour change under `chroma`), the
-    fit starts again from their median."""
-    sh, ch = _shift_and_chroma(Df - Xf @ coef)
+    fit starts again from their median. `resid`: `Df - Xf @ coef`, when the fit has it (`_robust_fit`;
+    it is overwritten)."""
+    sh, ch = _shift_and_chroma(Df - Xf @ coef if resid is None else resid)
     lit = (sh > above) & (ch < chroma)
     if np.count_nonzero(lit) < share * len(Df):
         return coef
@@ -817,10 +845,9 @@ def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[n
                    design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_tray_change`'s changed cells and shadows' insides, and each cell's brightness change
     (`colour_change`'s shift), from which its ruffled cells are found (`_ruffled_pieces`)."""
-    chroma, shift = colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)), design=design,
-                                  lit_share=float(hc.get("lit_share", 0.0)), lit_above=math.log(float(hc["bright"])),
-                                  lit_chroma=float(hc.get("lit_chroma", 0.05)),
-                                  from_expected=bool(hc.get("fit_from_expected", False)))
+    chroma, shift, rows = _colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)),
+                                         design, float(hc.get("lit_share", 0.0)), math.log(float(hc["bright"])),
+                                         float(hc.get("lit_chroma", 0.05)), bool(hc.get("fit_from_expected", False)))
     # in a shadow the light's colour changes too (the lamp is gone, the room's light stays): a
     # darker cell needs a larger colour change to count. But a shadow darkens the surface
     # evenly, while a hand the tray's colour is shaded (fingers are round, the palm's edges
@@ -837,11 +864,12 @@ def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[n
             dim &= std < shaded
     need = np.where(dim, float(hc["shadow_chroma"]), float(hc["chroma"]))
     # a grainy surface or a noisy sensor scatters the colour of bare cells: a cell must stand out
-    # from its own region's scatter (most of a region is bare, so its median is the scatter)
+    # from its own region's scatter (most of a region is bare, so its median is the scatter;
+    # of the region's chroma as `_colour_change` gathered it: the same values in another order)
     k = float(hc["noise_k"])
-    for region in regions:
-        if k > 0 and np.count_nonzero(region) >= 30:
-            np.maximum(need, k * float(_median1(np.compress(region.ravel(), chroma), True)), out=need, where=region)
+    for region, ch in zip(regions, rows):
+        if k > 0 and len(ch) >= 30:
+            np.maximum(need, k * float(_median1(ch, True)), out=need, where=region)
     brighter = shift > math.log(float(hc["bright"]))
     tb = float(hc.get("table_bright", 0.0))
     if tb > 0 and len(regions) > 1:
