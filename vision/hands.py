@@ -292,6 +292,9 @@ def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
                    bg_planes=None if W.bg_planes is None else tuple(pl[sl] for pl in W.bg_planes))
     for a in (A, border, design):
         _readonly(a)
+    # its masks' starts, `clear`, are W's own cut to the window (the same cells, read-only views):
+    # a frame's window is mostly new, and W's are made once
+    out.__dict__["clear"] = tuple(c[sl] for c in W.clear)
     return out
 
 
