@@ -48,6 +48,25 @@ SIDES = ("east", "north", "west", "south")
 _K3 = np.ones((3, 3), np.uint8)
 
 
+class _Later:
+    """A dataclass field that may be given as a function of no arguments instead of its value:
+    called when the field is first read, and its value kept (`HandMask.xy`)."""
+
+    def __set_name__(self, owner: type, name: str):
+        self.key = "_later_" + name
+
+    def __get__(self, obj, owner: type | None = None):
+        if obj is None:
+            raise AttributeError(self.key)  # (so the dataclass takes the field to have no default)
+        v = obj.__dict__[self.key]
+        if callable(v):
+            v = obj.__dict__[self.key] = v()
+        return v
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass(frozen=True)
 class HandMask:
     """The tray on a grid of cells (row 0 north, column 0 west), as the camera sees it."""
@@ -57,7 +76,10 @@ class HandMask:
     tower: np.ndarray     # (n, n) bool: the tower's silhouette covers the cell
     outside: np.ndarray   # (n, n) bool: beyond the tray sheet or the image: where arms come from
     table: np.ndarray     # (n, n) bool: the table round the tray (no learnt surface behind it)
-    xy: np.ndarray        # (n, n, 2) where what covers the cell would be at hand height (tray mm)
+    # (n, n, 2) where what covers the cell would be at hand height (tray mm). `hand_mask` gives a
+    # function that works them out when first read (`_cells_xy`): `arm_entries` reads them only
+    # once a blob is as large as a hand (half the bench's frames have none)
+    xy: np.ndarray = _Later()
     z: float              # hand plane height (mm above the tray)
     cell_mm: float
     # the tray's rim between the sheet and the table band (unseen, arms cross it): None, none
@@ -347,14 +369,6 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     M, warped8, warped, in_img = _samples(hc, G, reg, img, means, memo)
     on_sheet = G.on_sheet
     outside = ~in_img | (G.border if band > 0 else ~on_sheet)
-    P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
-    # (P[r, 0] * jj + P[r, 1] * ii + P[r, 2]): the products taken once per column and once per
-    # row (the same numbers in every row / column), then summed in the same order
-    j1, i1 = jj[:1, :], ii[:, :1]
-    xy = np.empty(in_img.shape + (2,))
-    den = P[2, 0] * j1 + P[2, 1] * i1 + P[2, 2]
-    np.divide(P[0, 0] * j1 + P[0, 1] * i1 + P[0, 2], den, out=xy[..., 0])
-    np.divide(P[1, 0] * j1 + P[1, 1] * i1 + P[1, 2], den, out=xy[..., 1])
     gains = gains if gains is not None else np.ones(3, np.float32)
     tower = _tower_cells(hc, tray, reg, M, z_top, in_img.shape)
     seen = in_img & ~tower  # (the image has it and no tower covers it)
@@ -400,9 +414,23 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     fg &= ~_even_shadows(hc, fg, shady & ~table)
     rim = G.clear[2] & seen if band > 0 else None
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
-    return HandMask(fg, known, tower, outside, table, xy, z, g, rim,
+    return HandMask(fg, known, tower, outside, table, functools.partial(_cells_xy, reg, z, M, jj[:1, :], ii[:, :1]), z, g, rim,
                     _ruffled_later(hc, changed, shift, regions, known & ~fg),
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
+
+
+def _cells_xy(reg: Registration, z: float, M: np.ndarray, j1: np.ndarray, i1: np.ndarray) -> np.ndarray:
+    """(rows, columns, 2): where what covers each cell of the grid M maps (cell -> image px) would
+    be on the plane at height z (tray mm). j1, i1: (1, columns) and (rows, 1), each cell's column
+    and row."""
+    P = np.linalg.inv(reg.camera.plane_homography(z)) @ M
+    # (P[r, 0] * jj + P[r, 1] * ii + P[r, 2]): the products taken once per column and once per
+    # row (the same numbers in every row / column), then summed in the same order
+    xy = np.empty((i1.shape[0], j1.shape[1], 2))
+    den = P[2, 0] * j1 + P[2, 1] * i1 + P[2, 2]
+    np.divide(P[0, 0] * j1 + P[0, 1] * i1 + P[0, 2], den, out=xy[..., 0])
+    np.divide(P[1, 0] * j1 + P[1, 1] * i1 + P[1, 2], den, out=xy[..., 1])
+    return xy
 
 
 def _ruffled_later(hc: Mapping, changed: np.ndarray, shift: np.ndarray, regions: list[np.ndarray],
