@@ -938,8 +938,23 @@ def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: f
     for region in regions:
         if np.count_nonzero(region) < 30:
             continue
-        out |= region & (rip > max(floor, k * float(_median1(np.compress(region.ravel(), rip), True))))
+        out |= region & (rip > _floor_or_scatter(np.compress(region.ravel(), rip), k, floor))
     return out
+
+
+def _floor_or_scatter(v: np.ndarray, k: float, floor: float) -> float:
+    """max(floor, k * median of v) (v: float32, the caller's own copy, which may be reordered),
+    without the median where more than half of v lies at or under floor / k: the median lies
+    there too (in float32, the mean of two values there as well), so k times it is at most
+    floor, and floor stands (a NaN median gives floor too). The ripple of bare tray is mostly
+    well under `ruffled_std` / `noise_k`."""
+    if k > 0 and v.dtype == np.float32:
+        t = np.float32(floor / k)
+        while k * float(t) > floor:  # (the float32 at or under floor / k whose k-fold is within floor)
+            t = np.nextafter(t, np.float32(-np.inf))
+        if np.count_nonzero(v <= t) > len(v) // 2:
+            return floor
+    return max(floor, k * float(_median1(v, True)))
 
 
 def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
