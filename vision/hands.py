@@ -897,9 +897,11 @@ def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[n
     # a grainy surface or a noisy sensor scatters the colour of bare cells: a cell must stand out
     # from its own region's scatter (most of a region is bare, so its median is the scatter;
     # of the region's chroma as `_colour_change` gathered it: the same values in another order)
+    # (where k times the median is surely within the least need, it raises no cell's: left out)
     k = float(hc["noise_k"])
+    least = min(float(hc["shadow_chroma"]), float(hc["chroma"]))
     for region, ch in zip(regions, rows):
-        if k > 0 and len(ch) >= 30:
+        if k > 0 and len(ch) >= 30 and not _median_within(ch, k, least):
             np.maximum(need, k * float(_median1(ch, True)), out=need, where=region)
     brighter = shift > math.log(float(hc["bright"]))
     tb = float(hc.get("table_bright", 0.0))
@@ -944,17 +946,27 @@ def _ruffled(hc: Mapping, shift: np.ndarray, regions: list[np.ndarray], floor: f
 
 def _floor_or_scatter(v: np.ndarray, k: float, floor: float) -> float:
     """max(floor, k * median of v) (v: float32, the caller's own copy, which may be reordered),
-    without the median where more than half of v lies at or under floor / k: the median lies
-    there too (in float32, the mean of two values there as well), so k times it is at most
-    floor, and floor stands (a NaN median gives floor too). The ripple of bare tray is mostly
-    well under `ruffled_std` / `noise_k`."""
-    if k > 0 and v.dtype == np.float32:
-        t = np.float32(floor / k)
-        while k * float(t) > floor:  # (the float32 at or under floor / k whose k-fold is within floor)
-            t = np.nextafter(t, np.float32(-np.inf))
-        if np.count_nonzero(v <= t) > len(v) // 2:
-            return floor
+    without the median where k times it is surely at most floor (`_median_within`): the ripple of
+    bare tray is mostly well under `ruffled_std` / `noise_k`."""
+    if _median_within(v, k, floor):
+        return floor
     return max(floor, k * float(_median1(v, True)))
+
+
+def _median_within(v: np.ndarray, k: float, most: float) -> bool:
+    """Whether k times the median of v (float32; `_median1`'s, in float64) is surely a number at
+    most `most`, told without the median: k > 0, no NaN in v, and more than half of v at or under
+    the float32 t whose k-fold is within `most`. The median then lies at or under t (in float32 the
+    mean of two values there does as well), and k times it at or under k times t."""
+    if k <= 0 or v.dtype != np.float32 or not len(v):
+        return False
+    t = np.float32(most / k)
+    while k * float(t) > most:  # (the float32 at or under most / k whose k-fold is within most)
+        t = np.nextafter(t, np.float32(-np.inf))
+    if np.count_nonzero(v <= t) <= len(v) // 2:
+        return False
+    top = v.max()  # (NaN where a NaN is among them)
+    return bool(top == top)
 
 
 def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
