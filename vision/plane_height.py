@@ -288,10 +288,10 @@ def _flat_index(r: np.ndarray, c: np.ndarray, w: int, channels: int, channel: np
     return r
 
 
-def colour_steps(img: np.ndarray, o: int, r: int) -> np.ndarray:
+def colour_steps(img: np.ndarray, o: int, win: int) -> np.ndarray:
     """PlaneView.steps of the smoothed view img: (4, h + 2, w + 2) uint16, the summed absolute
     colour difference between the pixels o to either side along x, then along y (the exact
-    integer sums; 0 where the other pixel lies outside), then each at its best within r pixels
+    integer sums; 0 where the other pixel lies outside), then each at its best within win pixels
     along its own axis, all with a zero border one pixel wide. (Each plane is written in place:
     bordered copies and an interleaving pass over all four cost some 0.1 ms a frame.)"""
     h, w = img.shape[:2]
@@ -303,11 +303,17 @@ def colour_steps(img: np.ndarray, o: int, r: int) -> np.ndarray:
     sy[:o + 1] = 0
     sy[h + 1 - o:] = 0
     sy[:, [0, -1]] = 0
-    _channel_sum16(cv2.absdiff(img[:, 2 * o:], img[:, :w - 2 * o]), sx[1:h + 1, o + 1:w + 1 - o])
-    _channel_sum16(cv2.absdiff(img[2 * o:], img[:h - 2 * o]), sy[o + 1:h + 1 - o, 1:w + 1])
+    # each channel's steps from the view split once, not each step image (~16 us a view less)
+    b, g, r = cv2.split(img)
+    at = sx[1:h + 1, o + 1:w + 1 - o]
+    np.add(cv2.absdiff(b[:, 2 * o:], b[:, :w - 2 * o]), cv2.absdiff(g[:, 2 * o:], g[:, :w - 2 * o]), out=at, dtype=np.uint16)
+    at += cv2.absdiff(r[:, 2 * o:], r[:, :w - 2 * o])
+    at = sy[o + 1:h + 1 - o, 1:w + 1]
+    np.add(cv2.absdiff(b[2 * o:], b[:h - 2 * o]), cv2.absdiff(g[2 * o:], g[:h - 2 * o]), out=at, dtype=np.uint16)
+    at += cv2.absdiff(r[2 * o:], r[:h - 2 * o])
     # the dilation reads the border as the 0 it is (as it reads beyond the image), but reaches into it
-    _zero_border(cv2.dilate(sx, np.ones((1, 2 * r + 1), np.uint8), dst=out[2]))
-    _zero_border(cv2.dilate(sy, np.ones((2 * r + 1, 1), np.uint8), dst=out[3]))
+    _zero_border(cv2.dilate(sx, np.ones((1, 2 * win + 1), np.uint8), dst=out[2]))
+    _zero_border(cv2.dilate(sy, np.ones((2 * win + 1, 1), np.uint8), dst=out[3]))
     return out
 
 
@@ -316,14 +322,6 @@ def _zero_border(a: np.ndarray) -> np.ndarray:
     a[[0, -1]] = 0
     a[:, [0, -1]] = 0
     return a
-
-
-def _channel_sum16(d: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """The three channels of an 8-bit image summed into the uint16 array out."""
-    b, g, r = cv2.split(d)
-    np.add(b, g, out=out, dtype=np.uint16)  # (NumPy's in-place adds beat OpenCV's mixed-type ones here)
-    out += r
-    return out
 
 
 def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_lo: float, z_hi: float) -> PlaneView:
