@@ -413,8 +413,18 @@ def has_colour(img: np.ndarray, step: int = 8, least: int = 4) -> bool:
     row and column) whose channels differ by `least` or more. A grey-scale picture saved as
     colour has three equal channels, and read so a fresh kit's photo came out green 1, green 2,
     yellow 3 for red 1, green 2, red 3 (the yellow at 0.71); a tower's painted blocks always show
-    some colour. About 10 us a frame (OpenCV on a nearest-pixel shrink)."""
+    some colour. About 10 us a frame (OpenCV on a nearest-pixel shrink).
+
+    The grid's middle row is tested first: when the frame's sides are multiples of `step`, the
+    shrink's pixels are img[::step, ::step] exactly (OpenCV's nearest pixel at a whole scale), so
+    colour in that row is colour in the grid. It decides every bench photo, and reads 80 pixels
+    of a frame the detector has pushed out of the cache, not 4,800 (some 30 us a frame)."""
     h, w = img.shape[:2]
+    if h % step == 0 and w % step == 0 and h >= step and w >= step:
+        row = step * (h // step // 2)
+        b, g, r = cv2.split(np.ascontiguousarray(img[row:row + 1, ::step]))
+        if max(cv2.norm(b, g, cv2.NORM_INF), cv2.norm(g, r, cv2.NORM_INF)) >= least:
+            return True
     sub = cv2.resize(img, (max(1, w // step), max(1, h // step)), interpolation=cv2.INTER_NEAREST)
     b, g, r = cv2.split(sub)
     return max(cv2.norm(b, g, cv2.NORM_INF), cv2.norm(g, r, cv2.NORM_INF)) >= least

@@ -10,7 +10,7 @@ from vision import plane_height as ph
 
 def _view(rng) -> ph.PlaneView:
     img = rng.integers(0, 256, (150, 170, 3)).astype(np.uint8)
-    steps = rng.uniform(0, 100, (152, 172, 4)).astype(np.float32)  # (bordered by one pixel: PlaneView.steps)
+    steps = rng.uniform(0, 100, (4, 152, 172)).astype(np.float32)  # (planes bordered by one pixel: PlaneView.steps)
     nadir = np.array([131.0, 97.0])
     return ph.PlaneView(img, steps, 1.0, 55.3, 231.7, nadir, 610.0, np.array([True, False, True, True]))
 
@@ -390,7 +390,7 @@ def test_indices_without_clipping_and_into_a_bordered_grid_are_the_clipped_ones_
         # into the values bordered by one zero pixel (PlaneView.steps): a point outside reads 0,
         # one inside its own value
         values = rng.integers(1, 700, (*pv.img.shape[:2], 4)).astype(np.uint16)
-        bordered = np.pad(values, ((1, 1), (1, 1), (0, 0)))
+        bordered = np.pad(values.transpose(2, 0, 1), ((0, 0), (1, 1), (1, 1)))  # (planes)
         k = lift.k
         steps = ph._step_indices(ph._step_plan(pv, pr), k, None if nadirs is None else np.asarray(nadirs)).T
         read = np.take(bordered.reshape(-1), steps)
