@@ -802,6 +802,8 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
     m = float(oc["margin_mm"])
     W = tray.block_mm[1]
     lab = lab_of(face_bgr)
+    # (the features as Python floats, each its float64 value, made float32 in one call at the end:
+    # what concatenating the pieces in float64 and casting gave, without a NumPy call a piece)
     feats = []
     n = face_bgr.shape[0]
     lo, hi = int((m + 4) * ppm), int(n - (m + 4) * ppm)
@@ -830,19 +832,21 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
         scale = float(_median_sorted(np.sort(both))) + 1.0
         # the two profiles as the rows of one array: each step below once for both
         both = (both / scale).reshape(2, -1)
-        peaks = [both[:, max(0, c - r): c + r + 1].max(axis=1).tolist() for c in seam_at]
-        pooled = cv2.resize(both, (bins, 2), interpolation=cv2.INTER_AREA)  # (each row alone, as a row's own resize)
+        peaks = [np.maximum.reduce(both[:, max(0, c - r): c + r + 1], axis=1).tolist() for c in seam_at]
+        pooled = cv2.resize(both, (bins, 2), interpolation=cv2.INTER_AREA).tolist()  # (each row alone, as a row's own resize)
         for i in range(2):
             seam = [peaks[0][i], peaks[1][i]]
-            feats.append(np.concatenate([seam, [sum(seam) / len(seam)], pooled[i]]))
+            feats += seam
+            feats.append(sum(seam) / len(seam))
+            feats += pooled[i]
         count = gy.size if kept is None else kept_n
-        feats.append(np.array([np.log((np.add.reduce(gy, axis=None) / count + 1)
-                                      / (np.add.reduce(gx, axis=None) / count + 1))]))
-    feats.append(_stripe_uniformity(lab, m, W, ppm))
+        feats.append(float(np.log((np.add.reduce(gy, axis=None) / count + 1)
+                                  / (np.add.reduce(gx, axis=None) / count + 1))))
+    feats += _stripe_uniformity(lab, m, W, ppm).tolist()
     if float(oc.get("continuity_window_mm", 0.0)) > 0:
-        feats.append(seam_continuity(oc, W, gx3[..., 0] + gx3[..., 1] + gx3[..., 2],
-                                     gy3[..., 0] + gy3[..., 1] + gy3[..., 2]))
-    return np.concatenate(feats).astype(np.float32)
+        feats += seam_continuity(oc, W, gx3[..., 0] + gx3[..., 1] + gx3[..., 2],
+                                 gy3[..., 0] + gy3[..., 1] + gy3[..., 2]).tolist()
+    return np.array(feats, np.float32)
 
 
 def seam_continuity(oc: Mapping, W: float, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
