@@ -584,13 +584,27 @@ def glyph_features_turned_many(cfg: Mapping, crops: Sequence[np.ndarray],
         for k in (i, 2 * n - 1 - i):  # (the crop, then its turn)
             cv2.normalize(both[k * hp + top: k * hp + top + h], u8[:, x:x + wd], 0, 255, cv2.NORM_MINMAX, cv2.CV_8U)
             x += step
-    for x in range(wd, u8.shape[1], step):  # (each one's reflect-101 border on its right, the next one's on its left)
-        u8[:, x] = u8[:, x - 2]
-        u8[:, x + 1] = u8[:, x + 3]
+    # each one's reflect-101 border on its right, the next one's on its left: every gap's two
+    # columns in one copy (`_gap_columns`), not two a gap
+    to, of = _gap_columns(wd, 2 * n)
+    u8[:, to] = u8[:, of]
     cell = int(gc["cell"])
     hog = _hog(size, cell, int(gc.get("bins", 9)), bool(gc.get("signed", False)))
     f = hog.compute(u8, (cell, cell), (0, 0), tuple((k * step, 0) for k in range(2 * n))).reshape(2 * n, -1)
     return [(f[2 * i], f[2 * i + 1]) for i in range(n)]
+
+
+@functools.lru_cache(maxsize=32)
+def _gap_columns(wd: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """For m images wd wide laid side by side two columns apart: the gaps' columns and the
+    columns each takes (the left one's column two before the gap, the right one's second:
+    reflect-101 borders), as read-only index arrays."""
+    step = wd + 2
+    gaps = range(wd, m * step - 2, step)
+    to = np.array([c for x in gaps for c in (x, x + 1)], np.intp)
+    of = np.array([c for x in gaps for c in (x - 2, x + 3)], np.intp)
+    to.flags.writeable = of.flags.writeable = False
+    return to, of
 
 
 @functools.lru_cache(maxsize=32)
