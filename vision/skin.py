@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 import cv2
 import numpy as np
 
-from vision.hands import HandMask, _median_u8
+from vision.hands import HandMask
 
 
 def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
@@ -32,11 +32,27 @@ def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
     px = m.px.reshape(-1, 3)[np.flatnonzero(m.fg & m.known)]
     if len(px) < int(sc.get("least_cells", 8)):
         return None
-    lab = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8).reshape(-1, 1, 3), cv2.COLOR_BGR2Lab)
-    arm = _median_u8(lab, None, len(lab))  # (np.median of the float32 rows, the same values, from histograms)
+    # (the cells as one row of pixels: OpenCV converts an image row by row, and a column of
+    # single pixels costs twice the time)
+    lab = cv2.cvtColor(np.clip(px, 0, 255).astype(np.uint8).reshape(1, -1, 3), cv2.COLOR_BGR2Lab)
+    arm = _median_columns(lab.reshape(-1, 3))
     if float(np.hypot(arm[1] - 128.0, arm[2] - 128.0)) < float(sc.get("least_chroma", 0.0)):
         return None
     return arm
+
+
+def _median_columns(a: np.ndarray) -> np.ndarray:
+    """np.median(a, axis=0) of an (N >= 1, 3) uint8 array, as float32 (the values `_median_u8` gives
+    from histograms: order statistics of whole numbers, and the mean of two of them, are exact in
+    float32), from one partition of its three columns (two thirds of the histograms' time)."""
+    n = a.shape[0]
+    h = n // 2
+    p = a.T.copy()
+    p.partition(h, axis=1)
+    hi = p[:, h].astype(np.float32)
+    if n % 2:
+        return hi
+    return (p[:, :h].max(axis=1).astype(np.float32) + hi) / 2
 
 
 def skin_mask(sc: Mapping, face_bgr: np.ndarray, arm: np.ndarray | None) -> np.ndarray | None:
