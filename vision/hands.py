@@ -1164,21 +1164,21 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         halves = ()
         if width >= float(hc["two_arm_width_mm"]):
             halves = _halves(hc, tray, arm, e, E, u, float(_median1(across)))
-        arm_j = ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
-                         float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
-                         _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves,
-                         at_rim=any(e is r for r in rim_runs), edge_cells=e,
-                         past_rim=_past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp))
-        if pieces[j]:
-            alone = replace(arm_j, reach_mm=float(reach0[j]), on_tower=bool(touch0[j]), on_tray=bool(tray0[j]))
-            arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
-        if not halves and reaches_zone(hc, arm_j):
-            arm_j = replace(arm_j, palms=_palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u))
-            if not arm_j.palms:
+        past = _past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp)
+        # (what reaches_zone says of the entry, with and without its pieces, from its fields: the
+        # entry is made once, with all of them, not remade with each)
+        zone = _reaches(hc, bool(touch[j]), float(reach[j]), bool(tray_seen[j]), past)
+        by_pieces = bool(pieces[j]) and zone and not _reaches(hc, bool(touch0[j]), float(reach0[j]), bool(tray0[j]), past)
+        palms, tones = (), ()
+        if not halves and zone:
+            palms = _palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u)
+            if not palms:
                 own = [blob(k)[0] for k in groups[j][1] - pieces[j]]
-                arm_j = replace(arm_j, tones=_tones(hc, tray, m, np.concatenate(own) if own else np.zeros(0, int), E, u,
-                                                    near_tower))
-        out.append(arm_j)
+                tones = _tones(hc, tray, m, np.concatenate(own) if own else np.zeros(0, int), E, u, near_tower)
+        out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
+                            float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
+                            _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves, by_pieces,
+                            at_rim=any(e is r for r in rim_runs), past_rim=past, edge_cells=e, palms=palms, tones=tones))
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
 
 
@@ -1676,7 +1676,12 @@ def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:
     camera), so it must come closer: within `table_reach_mm` (a pale hand over a pale tray
     often shows only where its arm crosses the darker table), unless the arm goes on over the
     tray unseen (`past_rim`): then its hand is over the tray, as one seen there."""
-    return _within_reach(hc, a.on_tower, a.reach_mm, a.on_tray or a.past_rim) or _unseen_reach(hc, a)
+    return _reaches(hc, a.on_tower, a.reach_mm, a.on_tray, a.past_rim)
+
+
+def _reaches(hc: Mapping, on_tower: bool, reach_mm: float, on_tray: bool, past_rim: bool) -> bool:
+    """`reaches_zone` of an arm with these fields."""
+    return _within_reach(hc, on_tower, reach_mm, on_tray or past_rim) or _unseen(hc, on_tower, reach_mm, on_tray, past_rim)
 
 
 def _unseen_reach(hc: Mapping, a: ArmEntry) -> bool:
@@ -1684,9 +1689,14 @@ def _unseen_reach(hc: Mapping, a: ArmEntry) -> bool:
     reaches the zone only because its hand lies beyond the tray's unseen rim: its innermost
     cell seen is on the table, short of the rim, while the arm crossed the rim, so its hand is
     further in than that by the rim's width at least. Within `past_rim_reach_mm` (0: off)."""
+    return _unseen(hc, a.on_tower, a.reach_mm, a.on_tray, a.past_rim)
+
+
+def _unseen(hc: Mapping, on_tower: bool, reach_mm: float, on_tray: bool, past_rim: bool) -> bool:
+    """`_unseen_reach` of an arm with these fields."""
     lim = float(hc.get("past_rim_reach_mm", 0.0))
-    return (lim > 0 and a.past_rim and not a.on_tray and not a.on_tower
-            and float(hc["reach_mm"]) < a.reach_mm <= lim)
+    return (lim > 0 and past_rim and not on_tray and not on_tower
+            and float(hc["reach_mm"]) < reach_mm <= lim)
 
 
 def _within_reach(hc: Mapping, on_tower: bool, reach_mm: float, over_tray: bool) -> bool:
