@@ -1420,11 +1420,21 @@ def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
     fed_mm = float(hc.get("rim_fed_mm", 0.0))
     if fed_mm <= 0 or m.rim is None or not m.table.any():
         return None
-    rim = cv2.dilate(m.rim.view(np.uint8), _K3, iterations=ec).view(bool) & m.known & ~m.table
-    k = _kernel(2 * int(math.ceil(fed_mm / m.cell_mm)) + 1)
-    fed = cv2.dilate((m.fg & m.table).view(np.uint8), k).view(bool)
-    seen = cv2.dilate((m.table & m.known).view(np.uint8), k).view(bool)  # not where the image ends at the rim
-    out = (rim & seen & ~fed & m.fg).ravel()
+    at = cv2.dilate(m.rim.view(np.uint8), _K3, iterations=ec).view(bool) & m.known & ~m.table & m.fg
+    out = at.ravel()
+    x, y, w, h = cv2.boundingRect(at.view(np.uint8))
+    if not w:
+        return out  # no arm's cell along the rim
+    # the table's arms and cells round those cells: `fed_mm` square round each, so only in
+    # their box widened by that (the same values there as over the whole grid)
+    r = int(math.ceil(fed_mm / m.cell_mm))
+    k = _kernel(2 * r + 1)
+    n0, n1 = at.shape
+    win = np.s_[max(0, y - r):min(n0, y + h + r), max(0, x - r):min(n1, x + w + r)]
+    table = m.table[win]
+    fed = cv2.dilate((m.fg[win] & table).view(np.uint8), k).view(bool)
+    seen = cv2.dilate((table & m.known[win]).view(np.uint8), k).view(bool)  # not where the image ends at the rim
+    at[win] &= seen & ~fed
     if out.any():
         out[out] = _looks_like(hc, m, np.flatnonzero(out), m.table_bgr)
     return out
