@@ -1164,7 +1164,8 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         halves = ()
         if width >= float(hc["two_arm_width_mm"]):
             halves = _halves(hc, tray, arm, e, E, u, float(_median1(across)))
-        past = _past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp)
+        own = _OwnColours(hc, m, np.concatenate([blob(k)[0] for k in groups[j][1] - pieces[j]] or [np.zeros(0, int)]))
+        past = _past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp, own)
         # (what reaches_zone says of the entry, with and without its pieces, from its fields: the
         # entry is made once, with all of them, not remade with each)
         zone = _reaches(hc, bool(touch[j]), float(reach[j]), bool(tray_seen[j]), past)
@@ -1173,8 +1174,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         if not halves and zone:
             palms = _palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u)
             if not palms:
-                own = [blob(k)[0] for k in groups[j][1] - pieces[j]]
-                tones = _tones(hc, tray, m, np.concatenate(own) if own else np.zeros(0, int), E, u, near_tower)
+                tones = _tones(hc, tray, m, own, E, u, near_tower)
         out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
                             float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
                             _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves, by_pieces,
@@ -1208,18 +1208,20 @@ def _rim_side(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
 
 
 def _past_rim(hc: Mapping, m: HandMask, pts: list[np.ndarray], idx: list[np.ndarray], E: np.ndarray,
-              perp: np.ndarray) -> bool:
+              perp: np.ndarray, own: _OwnColours | None = None) -> bool:
     """Whether an arm's cells beside the rim span `past_rim_width_mm` across it, of the tray's
     colour (`_looks_like`): the arm meets the tray an arm's width wide and goes on over it
     unseen (a pale hand over a pale tray), not a hand resting on the table nor a shadow (which
-    is darker than the tray, and would show over it too)."""
+    is darker than the tray, and would show over it too). `own`: the arm's own cells' colours,
+    which hold these cells' (`_tones` asks for them too)."""
     width = float(hc.get("past_rim_width_mm", 0.0))
     if width <= 0 or not pts:
         return False
     p = np.concatenate(pts)
     if not len(p):
         return False
-    ok = _looks_like(hc, m, np.concatenate(idx), m.tray_bgr)
+    cells = np.concatenate(idx)
+    ok = own.like_tray(cells) if own is not None else _looks_like(hc, m, cells, m.tray_bgr)
     if np.count_nonzero(ok) * 2 < len(ok):  # most of it, not a few cells of a shadow's edge
         return False
     p = p[ok]
@@ -1288,10 +1290,10 @@ def _hand_look(hc: Mapping, tray: Tray, p: np.ndarray, E: np.ndarray, u: np.ndar
     return _entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))
 
 
-def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray, u: np.ndarray,
+def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray, u: np.ndarray,
            near_tower: np.ndarray) -> tuple[tuple[float, tuple[float, float]], ...]:
     """Two hands of two skin tones that came in together (one blob, one entry): the arm's cells
-    (flat indices), those of the tray's or the table's own colour left out (`_looks_like`: a
+    (`own`), those of the tray's or the table's own colour left out (`_looks_like`: a
     lit patch of tray the light fit missed), split in two by their log brightness (the split
     that best separates the means). The two parts are two hands when their means lie
     `tone_gap` apart (log), each holds `tone_share` of the cells and `palm_min_mm2` at least,
@@ -1302,11 +1304,11 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
     and a fresh twin photo of one hand split so, 2026-11-28), where two hands lie side by side.
     Returns each part's (entry_deg, tip_mm), or () (`tone_gap` 0: off)."""
     gap = float(hc.get("tone_gap", 0.0))
-    if gap <= 0 or m.px is None or len(idx) == 0:
+    if gap <= 0 or m.px is None or len(own.idx) == 0:
         return ()
-    lg = np.log(m.px.reshape(-1, 3)[idx] + 4.0)  # (taken once: the colour test's logs and the split's)
-    other = ~_looks_like_any(hc, m, idx, (m.tray_bgr,) if m.table_bgr is None else (m.tray_bgr, m.table_bgr), lg)
-    idx, lg = idx[other], lg[other]
+    lg, looks = own()  # (the colour test's logs are the split's)
+    other = ~looks.any(axis=0)
+    idx, lg = own.idx[other], lg[other]
     g = m.cell_mm
     least = max(float(hc.get("palm_min_mm2", 0.0)) / (g * g), 2.0)
     share = float(hc.get("tone_share", 0.25))
@@ -1367,16 +1369,49 @@ def _looks_like_any(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple, lg: 
     cell), as `_looks_like` tells each: the cells' logs taken once and every colour's test in one
     pass (rows stacked; each row's arithmetic as one colour's alone: some 15 us a call less than a
     call per colour). `lg`: the cells' logs, when the caller has them."""
+    return _looks_like_each(hc, m, idx, refs, lg).any(axis=0)
+
+
+def _looks_like_each(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple, lg: np.ndarray | None = None) -> np.ndarray:
+    """(len(refs), len(idx)) bool: whether each cell shows each of the colours (`_looks_like_any`)."""
     lim = float(hc.get("rim_table_chroma", 0.0))
     if lim <= 0 or m.px is None or any(r is None for r in refs):
-        return np.ones(len(idx), bool)
+        return np.ones((len(refs), len(idx)), bool)
     lg, n = np.log(m.px.reshape(-1, 3)[idx] + 4.0) if lg is None else lg, len(idx)
     d = np.empty((len(refs) * n, 3), lg.dtype)
     for j, r in enumerate(refs):
         np.subtract(lg, np.log(np.asarray(r, np.float32) + 4.0), out=d[j * n:(j + 1) * n])
     sh, ch = _shift_and_chroma(d)
     ok = (ch <= lim) & (np.abs(sh) <= float(hc.get("rim_table_shift", math.inf)))
-    return ok.reshape(len(refs), n).any(axis=0)
+    return ok.reshape(len(refs), n)
+
+
+class _OwnColours:
+    """An arm's own cells (flat indices, `idx`) and, made when first asked, their logs and whether
+    each shows the tray's colour and the table's (`_looks_like_each`): `_past_rim` asks of the
+    cells beside the rim (some of them) and `_tones` of them all, so the test is made once, not
+    twice. (Each cell's logs and test are the same whichever cells are taken with it.)"""
+
+    def __init__(self, hc: Mapping, m: HandMask, idx: np.ndarray):
+        self.hc, self.m, self.idx = hc, m, idx
+        self._got: tuple[np.ndarray | None, np.ndarray] | None = None
+
+    def __call__(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The cells' logs ((N, 3), None without the mask's colours) and (colours, N) whether each
+        shows the tray's colour (row 0) and the table's (row 1, when the mask has it)."""
+        if self._got is None:
+            m = self.m
+            lg = np.log(m.px.reshape(-1, 3)[self.idx] + 4.0) if m.px is not None else None
+            refs = (m.tray_bgr,) if m.table_bgr is None else (m.tray_bgr, m.table_bgr)
+            self._got = (lg, _looks_like_each(self.hc, m, self.idx, refs, lg))
+        return self._got
+
+    def like_tray(self, cells: np.ndarray) -> np.ndarray:
+        """Whether each of `cells` (flat indices, some of `idx`) shows the tray's colour: `_looks_like`
+        of the tray's colour."""
+        at = np.zeros(self.m.fg.size, bool)
+        at[self.idx] = self()[1][0]
+        return at[cells]
 
 
 def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
