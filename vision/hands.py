@@ -970,6 +970,16 @@ class _Blobs:
         return got
 
 
+def _of_blobs(lab: np.ndarray, comps: set[int]) -> np.ndarray:
+    """Whether each cell of a labelled grid is in one of the blobs `comps` (a bool grid). (One
+    blob, the usual arm: a comparison, an eighth of the time of looking every label up.)"""
+    if len(comps) == 1:
+        return lab == next(iter(comps))
+    keep = np.zeros(int(lab.max()) + 1, bool)
+    keep[[k for k in comps if k < len(keep)]] = True
+    return keep[lab]
+
+
 def _cheb(pts: np.ndarray, c: np.ndarray, half: float) -> np.ndarray:
     """Chebyshev distance (mm) of points outside the footprint of half-side `half` round c
     (np.abs(pts - c).max(axis=1) - half, written out)."""
@@ -1242,9 +1252,7 @@ def _palms(hc: Mapping, tray: Tray, m: HandMask, lab8: np.ndarray, comps: set[in
         return ()
     g = m.cell_mm
     r = max(1, int(round(core_mm / g)))
-    keep = np.zeros(int(lab8.max()) + 1, bool)
-    keep[[k for k in comps if k < len(keep)]] = True
-    blob = keep[lab8].view(np.uint8)
+    blob = _of_blobs(lab8, comps).view(np.uint8)
     x, y, w, h = cv2.boundingRect(blob)  # (one call: the rows and columns it spans)
     if not w:
         return ()
@@ -1508,9 +1516,7 @@ def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, gr
     best: dict[int, tuple[float, int]] = {}  # loose blob -> (gap, arm): each piece joins the nearest arm
     corridor = float(hc["join_corridor_mm"])
     for j, ((e, comps), (E, u)) in enumerate(zip(groups, lines)):
-        ours = np.zeros(len(stats), bool)
-        ours[list(comps)] = True
-        dist = (cv2.distanceTransform((~ours[lab]).view(np.uint8), cv2.DIST_L2, 3) * g).ravel()
+        dist = (cv2.distanceTransform((~_of_blobs(lab, comps)).view(np.uint8), cv2.DIST_L2, 3) * g).ravel()
         perp = np.array([-u[1], u[0]])
         for k, i, pts in loose:
             d = float(dist[i].min())
