@@ -120,5 +120,10 @@ def slot_cover(oc: Mapping, block_mm: Sequence[float], mask: np.ndarray, orient:
         lo = m + (length - (s + 1) * width if orient == "x" else s * width)
         b0, b1 = int(round(lo * ppm)), int(round((lo + width) * ppm))
         band = mask[b0:b1, a0:a1] if orient == "x" else mask[a0:a1, b0:b1]
-        out.append(float(band.mean()) if band.size else 0.0)
+        if not band.size:
+            out.append(0.0)
+        elif band.dtype == bool:  # (its mean is its count over its size, without mean's float copy)
+            out.append(np.count_nonzero(band) / band.size)
+        else:
+            out.append(float(band.mean()))
     return np.array(out)
