@@ -1056,6 +1056,16 @@ class _Blobs:
         return got
 
 
+def _of_blobs(lab: np.ndarray, comps: set[int]) -> np.ndarray:
+    """Whether each cell of a labelled grid is in one of the blobs `comps` (a bool grid). (One
+    blob, the usual arm: a comparison, an eighth of the time of looking every label up.)"""
+    if len(comps) == 1:
+        return lab == next(iter(comps))
+    keep = np.zeros(int(lab.max()) + 1, bool)
+    keep[[k for k in comps if k < len(keep)]] = True
+    return keep[lab]
+
+
 def _cheb(pts: np.ndarray, c: np.ndarray, half: float) -> np.ndarray:
     """Chebyshev distance (mm) of points outside the footprint of half-side `half` round c
     (np.abs(pts - c).max(axis=1) - half, written out)."""
@@ -1119,7 +1129,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     lab = np.where(m.fg, lab, 0)
     ruffled = _ruffled_of(m)
     if ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
-        lab, stats = _with_ruffled(ruffled, lab, stats)
+        lab, stats = _with_ruffled(ruffled, lab, stats, g, float(hc["join_min_mm2"]))
     blob = _Blobs(lab, m.xy)
     # the band of known cells next to where arms come from (beyond the table band or the image;
     # without a table band, off the sheet or a marker they cover)
@@ -1250,21 +1260,21 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         halves = ()
         if width >= float(hc["two_arm_width_mm"]):
             halves = _halves(hc, tray, arm, e, E, u, float(_median1(across)))
-        arm_j = ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
-                         float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
-                         _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves,
-                         at_rim=any(e is r for r in rim_runs), edge_cells=e,
-                         past_rim=_past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp))
-        if pieces[j]:
-            alone = replace(arm_j, reach_mm=float(reach0[j]), on_tower=bool(touch0[j]), on_tray=bool(tray0[j]))
-            arm_j = replace(arm_j, by_pieces=reaches_zone(hc, arm_j) and not reaches_zone(hc, alone))
-        if not halves and reaches_zone(hc, arm_j):
-            arm_j = replace(arm_j, palms=_palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u))
-            if not arm_j.palms:
-                own = [blob(k)[0] for k in groups[j][1] - pieces[j]]
-                arm_j = replace(arm_j, tones=_tones(hc, tray, m, np.concatenate(own) if own else np.zeros(0, int), E, u,
-                                                    near_tower))
-        out.append(arm_j)
+        own = _OwnColours(hc, m, np.concatenate([blob(k)[0] for k in groups[j][1] - pieces[j]] or [np.zeros(0, int)]))
+        past = _past_rim(hc, m, rim_pts[j], rim_idx[j], E, perp, own)
+        # (what reaches_zone says of the entry, with and without its pieces, from its fields: the
+        # entry is made once, with all of them, not remade with each)
+        zone = _reaches(hc, bool(touch[j]), float(reach[j]), bool(tray_seen[j]), past)
+        by_pieces = bool(pieces[j]) and zone and not _reaches(hc, bool(touch0[j]), float(reach0[j]), bool(tray0[j]), past)
+        palms, tones = (), ()
+        if not halves and zone:
+            palms = _palms(hc, tray, m, lab8, groups[j][1] - pieces[j], E, u)
+            if not palms:
+                tones = _tones(hc, tray, m, own, E, u, near_tower)
+        out.append(ArmEntry((float(E[0]), float(E[1])), (float(u[0]), float(u[1])), width,
+                            float(reach[j]), bool(touch[j]), bool(tray_seen[j]), (float(tips[j][0]), float(tips[j][1])),
+                            _entry_deg(E - c, u, float(hc["seat_radius_mm"])), halves, by_pieces,
+                            at_rim=any(e is r for r in rim_runs), past_rim=past, edge_cells=e, palms=palms, tones=tones))
     return _absorb_slivers(out, float(hc["min_arm_width_mm"]), float(hc["sliver_merge_mm"]))
 
 
@@ -1294,18 +1304,20 @@ def _rim_side(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
 
 
 def _past_rim(hc: Mapping, m: HandMask, pts: list[np.ndarray], idx: list[np.ndarray], E: np.ndarray,
-              perp: np.ndarray) -> bool:
+              perp: np.ndarray, own: _OwnColours | None = None) -> bool:
     """Whether an arm's cells beside the rim span `past_rim_width_mm` across it, of the tray's
     colour (`_looks_like`): the arm meets the tray an arm's width wide and goes on over it
     unseen (a pale hand over a pale tray), not a hand resting on the table nor a shadow (which
-    is darker than the tray, and would show over it too)."""
+    is darker than the tray, and would show over it too). `own`: the arm's own cells' colours,
+    which hold these cells' (`_tones` asks for them too)."""
     width = float(hc.get("past_rim_width_mm", 0.0))
     if width <= 0 or not pts:
         return False
     p = np.concatenate(pts)
     if not len(p):
         return False
-    ok = _looks_like(hc, m, np.concatenate(idx), m.tray_bgr)
+    cells = np.concatenate(idx)
+    ok = own.like_tray(cells) if own is not None else _looks_like(hc, m, cells, m.tray_bgr)
     if np.count_nonzero(ok) * 2 < len(ok):  # most of it, not a few cells of a shadow's edge
         return False
     p = p[ok]
@@ -1326,9 +1338,7 @@ def _palms(hc: Mapping, tray: Tray, m: HandMask, lab8: np.ndarray, comps: set[in
         return ()
     g = m.cell_mm
     r = max(1, int(round(core_mm / g)))
-    keep = np.zeros(int(lab8.max()) + 1, bool)
-    keep[[k for k in comps if k < len(keep)]] = True
-    blob = keep[lab8].view(np.uint8)
+    blob = _of_blobs(lab8, comps).view(np.uint8)
     x, y, w, h = cv2.boundingRect(blob)  # (one call: the rows and columns it spans)
     if not w:
         return ()
@@ -1374,10 +1384,10 @@ def _hand_look(hc: Mapping, tray: Tray, p: np.ndarray, E: np.ndarray, u: np.ndar
     return _entry_deg(E - c, d, float(hc["seat_radius_mm"])), (float(tip[0]), float(tip[1]))
 
 
-def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray, u: np.ndarray,
+def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray, u: np.ndarray,
            near_tower: np.ndarray) -> tuple[tuple[float, tuple[float, float]], ...]:
     """Two hands of two skin tones that came in together (one blob, one entry): the arm's cells
-    (flat indices), those of the tray's or the table's own colour left out (`_looks_like`: a
+    (`own`), those of the tray's or the table's own colour left out (`_looks_like`: a
     lit patch of tray the light fit missed), split in two by their log brightness (the split
     that best separates the means). The two parts are two hands when their means lie
     `tone_gap` apart (log), each holds `tone_share` of the cells and `palm_min_mm2` at least,
@@ -1388,11 +1398,11 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, idx: np.ndarray, E: np.ndarray,
     and a fresh twin photo of one hand split so, 2026-11-28), where two hands lie side by side.
     Returns each part's (entry_deg, tip_mm), or () (`tone_gap` 0: off)."""
     gap = float(hc.get("tone_gap", 0.0))
-    if gap <= 0 or m.px is None or len(idx) == 0:
+    if gap <= 0 or m.px is None or len(own.idx) == 0:
         return ()
-    lg = np.log(m.px.reshape(-1, 3)[idx] + 4.0)  # (taken once: the colour test's logs and the split's)
-    other = ~_looks_like_any(hc, m, idx, (m.tray_bgr,) if m.table_bgr is None else (m.tray_bgr, m.table_bgr), lg)
-    idx, lg = idx[other], lg[other]
+    lg, looks = own()  # (the colour test's logs are the split's)
+    other = ~looks.any(axis=0)
+    idx, lg = own.idx[other], lg[other]
     g = m.cell_mm
     least = max(float(hc.get("palm_min_mm2", 0.0)) / (g * g), 2.0)
     share = float(hc.get("tone_share", 0.25))
@@ -1453,29 +1463,68 @@ def _looks_like_any(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple, lg: 
     cell), as `_looks_like` tells each: the cells' logs taken once and every colour's test in one
     pass (rows stacked; each row's arithmetic as one colour's alone: some 15 us a call less than a
     call per colour). `lg`: the cells' logs, when the caller has them."""
+    return _looks_like_each(hc, m, idx, refs, lg).any(axis=0)
+
+
+def _looks_like_each(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple, lg: np.ndarray | None = None) -> np.ndarray:
+    """(len(refs), len(idx)) bool: whether each cell shows each of the colours (`_looks_like_any`)."""
     lim = float(hc.get("rim_table_chroma", 0.0))
     if lim <= 0 or m.px is None or any(r is None for r in refs):
-        return np.ones(len(idx), bool)
+        return np.ones((len(refs), len(idx)), bool)
     lg, n = np.log(m.px.reshape(-1, 3)[idx] + 4.0) if lg is None else lg, len(idx)
     d = np.empty((len(refs) * n, 3), lg.dtype)
     for j, r in enumerate(refs):
         np.subtract(lg, np.log(np.asarray(r, np.float32) + 4.0), out=d[j * n:(j + 1) * n])
     sh, ch = _shift_and_chroma(d)
     ok = (ch <= lim) & (np.abs(sh) <= float(hc.get("rim_table_shift", math.inf)))
-    return ok.reshape(len(refs), n).any(axis=0)
+    return ok.reshape(len(refs), n)
 
 
-def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class _OwnColours:
+    """An arm's own cells (flat indices, `idx`) and, made when first asked, their logs and whether
+    each shows the tray's colour and the table's (`_looks_like_each`): `_past_rim` asks of the
+    cells beside the rim (some of them) and `_tones` of them all, so the test is made once, not
+    twice. (Each cell's logs and test are the same whichever cells are taken with it.)"""
+
+    def __init__(self, hc: Mapping, m: HandMask, idx: np.ndarray):
+        self.hc, self.m, self.idx = hc, m, idx
+        self._got: tuple[np.ndarray | None, np.ndarray] | None = None
+
+    def __call__(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The cells' logs ((N, 3), None without the mask's colours) and (colours, N) whether each
+        shows the tray's colour (row 0) and the table's (row 1, when the mask has it)."""
+        if self._got is None:
+            m = self.m
+            lg = np.log(m.px.reshape(-1, 3)[self.idx] + 4.0) if m.px is not None else None
+            refs = (m.tray_bgr,) if m.table_bgr is None else (m.tray_bgr, m.table_bgr)
+            self._got = (lg, _looks_like_each(self.hc, m, self.idx, refs, lg))
+        return self._got
+
+    def like_tray(self, cells: np.ndarray) -> np.ndarray:
+        """Whether each of `cells` (flat indices, some of `idx`) shows the tray's colour: `_looks_like`
+        of the tray's colour."""
+        at = np.zeros(self.m.fg.size, bool)
+        at[self.idx] = self()[1][0]
+        return at[cells]
+
+
+def _with_ruffled(ruffled: np.ndarray, lab: np.ndarray, stats: np.ndarray, g: float,
+                  join_min: float) -> tuple[np.ndarray, np.ndarray]:
     """The blob labels and statistics with the ruffled cells' own blobs added after the others
     (`len(stats)` on): the entry search goes through the first ones only, so these never bring
-    an arm in, but `_join_ahead` may join them to one as pieces of its hand."""
+    an arm in, but `_join_ahead` may join them to one as pieces of its hand. Unchanged when none
+    holds `join_min` mm2 (cells of g mm; `_join_ahead`'s test): then none can join one, and no
+    other use reads them (92 of 141 bench masks with ruffled cells)."""
     nr, lr = cv2.connectedComponents(ruffled.view(np.uint8), connectivity=8)
     if nr <= 1:
+        return lab, stats
+    area = np.bincount(lr.ravel(), minlength=nr)[1:]
+    if not (area * g * g >= join_min).any():
         return lab, stats
     base = len(stats) - 1
     lab = np.where(ruffled, lr + base, lab)
     more = np.zeros((nr - 1, stats.shape[1]), stats.dtype)
-    more[:, cv2.CC_STAT_AREA] = np.bincount(lr.ravel(), minlength=nr)[1:]
+    more[:, cv2.CC_STAT_AREA] = area
     return lab, np.concatenate([stats, more])
 
 
@@ -1506,11 +1555,21 @@ def _unfed_rim(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
     fed_mm = float(hc.get("rim_fed_mm", 0.0))
     if fed_mm <= 0 or m.rim is None or not m.table.any():
         return None
-    rim = cv2.dilate(m.rim.view(np.uint8), _K3, iterations=ec).view(bool) & m.known & ~m.table
-    k = _kernel(2 * int(math.ceil(fed_mm / m.cell_mm)) + 1)
-    fed = cv2.dilate((m.fg & m.table).view(np.uint8), k).view(bool)
-    seen = cv2.dilate((m.table & m.known).view(np.uint8), k).view(bool)  # not where the image ends at the rim
-    out = (rim & seen & ~fed & m.fg).ravel()
+    at = cv2.dilate(m.rim.view(np.uint8), _K3, iterations=ec).view(bool) & m.known & ~m.table & m.fg
+    out = at.ravel()
+    x, y, w, h = cv2.boundingRect(at.view(np.uint8))
+    if not w:
+        return out  # no arm's cell along the rim
+    # the table's arms and cells round those cells: `fed_mm` square round each, so only in
+    # their box widened by that (the same values there as over the whole grid)
+    r = int(math.ceil(fed_mm / m.cell_mm))
+    k = _kernel(2 * r + 1)
+    n0, n1 = at.shape
+    win = np.s_[max(0, y - r):min(n0, y + h + r), max(0, x - r):min(n1, x + w + r)]
+    table = m.table[win]
+    fed = cv2.dilate((m.fg[win] & table).view(np.uint8), k).view(bool)
+    seen = cv2.dilate((table & m.known[win]).view(np.uint8), k).view(bool)  # not where the image ends at the rim
+    at[win] &= seen & ~fed
     if out.any():
         out[out] = _looks_like(hc, m, np.flatnonzero(out), m.table_bgr)
     return out
@@ -1549,9 +1608,7 @@ def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, gr
     best: dict[int, tuple[float, int]] = {}  # loose blob -> (gap, arm): each piece joins the nearest arm
     corridor = float(hc["join_corridor_mm"])
     for j, ((e, comps), (E, u)) in enumerate(zip(groups, lines)):
-        ours = np.zeros(len(stats), bool)
-        ours[list(comps)] = True
-        dist = (cv2.distanceTransform((~ours[lab]).view(np.uint8), cv2.DIST_L2, 3) * g).ravel()
+        dist = (cv2.distanceTransform((~_of_blobs(lab, comps)).view(np.uint8), cv2.DIST_L2, 3) * g).ravel()
         perp = np.array([-u[1], u[0]])
         for k, i, pts in loose:
             d = float(dist[i].min())
@@ -1762,7 +1819,12 @@ def reaches_zone(hc: Mapping, a: ArmEntry) -> bool:
     camera), so it must come closer: within `table_reach_mm` (a pale hand over a pale tray
     often shows only where its arm crosses the darker table), unless the arm goes on over the
     tray unseen (`past_rim`): then its hand is over the tray, as one seen there."""
-    return _within_reach(hc, a.on_tower, a.reach_mm, a.on_tray or a.past_rim) or _unseen_reach(hc, a)
+    return _reaches(hc, a.on_tower, a.reach_mm, a.on_tray, a.past_rim)
+
+
+def _reaches(hc: Mapping, on_tower: bool, reach_mm: float, on_tray: bool, past_rim: bool) -> bool:
+    """`reaches_zone` of an arm with these fields."""
+    return _within_reach(hc, on_tower, reach_mm, on_tray or past_rim) or _unseen(hc, on_tower, reach_mm, on_tray, past_rim)
 
 
 def _unseen_reach(hc: Mapping, a: ArmEntry) -> bool:
@@ -1770,9 +1832,14 @@ def _unseen_reach(hc: Mapping, a: ArmEntry) -> bool:
     reaches the zone only because its hand lies beyond the tray's unseen rim: its innermost
     cell seen is on the table, short of the rim, while the arm crossed the rim, so its hand is
     further in than that by the rim's width at least. Within `past_rim_reach_mm` (0: off)."""
+    return _unseen(hc, a.on_tower, a.reach_mm, a.on_tray, a.past_rim)
+
+
+def _unseen(hc: Mapping, on_tower: bool, reach_mm: float, on_tray: bool, past_rim: bool) -> bool:
+    """`_unseen_reach` of an arm with these fields."""
     lim = float(hc.get("past_rim_reach_mm", 0.0))
-    return (lim > 0 and a.past_rim and not a.on_tray and not a.on_tower
-            and float(hc["reach_mm"]) < a.reach_mm <= lim)
+    return (lim > 0 and past_rim and not on_tray and not on_tower
+            and float(hc["reach_mm"]) < reach_mm <= lim)
 
 
 def _within_reach(hc: Mapping, on_tower: bool, reach_mm: float, over_tray: bool) -> bool:
