@@ -1387,12 +1387,14 @@ def _hand_look(hc: Mapping, tray: Tray, p: np.ndarray, E: np.ndarray, u: np.ndar
 def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray, u: np.ndarray,
            near_tower: np.ndarray) -> tuple[tuple[float, tuple[float, float]], ...]:
     """Two hands of two skin tones that came in together (one blob, one entry): the arm's cells
-    (`own`), those of the tray's or the table's own colour left out (`_looks_like`: a
-    lit patch of tray the light fit missed), split in two by their log brightness (the split
-    that best separates the means). The two parts are two hands when their means lie
-    `tone_gap` apart (log), each holds `tone_share` of the cells and `palm_min_mm2` at least,
-    each lies whole (its largest piece holds `tone_whole_share` of it: 0, any), each is of
-    skin's colour (`_skin_coloured`: not a sleeve) and each reaches the zone on its own. One
+    (`own`), those of the colour of the surface they lie over left out
+    (`_OwnColours.like_its_surface`: a lit patch of tray the light fit missed), split in two by
+    their log brightness (the split that best separates the means). The two parts are two hands
+    when their means lie `tone_gap` apart (log), each holds `tone_share` of the cells and
+    `palm_min_mm2` at least, each lies whole (its largest piece holds `tone_whole_share` of it:
+    0, any), each is of skin's colour (`_skin_coloured`: not a sleeve), each reaches the zone
+    on its own and their middles lie `tone_across_mm` apart across the arm (side by side: a
+    sleeve of a skin's colour and its hand lie one behind the other along it; 0: off). One
     hand's own light and shade spreads its brightness too, but its shaded part is a thin rim
     round the fingers, not a quarter of it, and lies in strips and specks (a fresh synthetic
     and a fresh twin photo of one hand split so, 2026-11-28), where two hands lie side by side.
@@ -1401,7 +1403,7 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray
     if gap <= 0 or m.px is None or len(own.idx) == 0:
         return ()
     lg, looks = own()  # (the colour test's logs are the split's)
-    other = ~looks.any(axis=0)
+    other = ~own.like_its_surface()
     idx, lg = own.idx[other], lg[other]
     g = m.cell_mm
     least = max(float(hc.get("palm_min_mm2", 0.0)) / (g * g), 2.0)
@@ -1434,6 +1436,13 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray
     if not all(_within_reach(hc, bool(near_tower[i].any()), float(_cheb(xy[i], c, tray.footprint_half).min()), True)
                for i in parts):
         return ()
+    apart = float(hc.get("tone_across_mm", 0.0))
+    if apart > 0:
+        # two hands that came in together lie side by side, a hand's width apart across the arm;
+        # a sleeve and its hand (or a hand and its lit fingers) lie one behind the other along it
+        mid = xy[parts[1]].mean(axis=0) - xy[parts[0]].mean(axis=0)
+        if abs(float(mid[0] * -u[1] + mid[1] * u[0])) < apart:
+            return ()
     return tuple(_hand_look(hc, tray, xy[i], E, u) for i in parts)
 
 
@@ -1499,6 +1508,17 @@ class _OwnColours:
             refs = (m.tray_bgr,) if m.table_bgr is None else (m.tray_bgr, m.table_bgr)
             self._got = (lg, _looks_like_each(self.hc, m, self.idx, refs, lg))
         return self._got
+
+    def like_its_surface(self) -> np.ndarray:
+        """Whether each cell shows the colour of the surface it lies over: a cell over the table
+        the table's, one over the tray the tray's. A dark hand over a pale tray may show a dark
+        table's colour, and a pale one the tray's: that is no surface there. Tested against
+        either colour wherever they lay, the cells of both hands of two tones were left out of
+        `_tones`' split (bench family-4 0046: 756 of 767 arm cells; family-1 0020: 539 of 560)."""
+        looks = self()[1]
+        if len(looks) == 1:  # no table colour this frame: every cell against the tray's
+            return looks[0]
+        return np.where(self.m.table.ravel()[self.idx], looks[1], looks[0])
 
     def like_tray(self, cells: np.ndarray) -> np.ndarray:
         """Whether each of `cells` (flat indices, some of `idx`) shows the tray's colour: `_looks_like`

@@ -21,11 +21,14 @@ TRAY_BGR = (205.0, 205.0, 205.0)  # a grey sheet: no skin tone looks like it
 BLOB = (-55.0, 55.0, -200.0, -43.0)
 
 
-def _arm(colour_of, whole_share: float | None = None):
-    """The one counted arm of BLOB, each cell coloured colour_of(x mm across the arm, y mm)."""
+def _arm(colour_of, whole_share: float | None = None, across_mm: float | None = None, table_bgr=None):
+    """The one counted arm of BLOB, each cell coloured colour_of(x mm across the arm, y mm);
+    `table_bgr`: the table's colour round the tray this frame (None: no table seen)."""
     cfg = default_config()
     if whole_share is not None:
         cfg["hands"]["tone_whole_share"] = whole_share
+    if across_mm is not None:
+        cfg["hands"]["tone_across_mm"] = across_mm
     m = _grid_with([BLOB])
     cx, cy = TRAY.tower_center
     px = np.empty(m.fg.shape + (3,), np.float32)
@@ -33,7 +36,7 @@ def _arm(colour_of, whole_share: float | None = None):
     for i, j in zip(*np.nonzero(m.fg)):
         x, y = m.xy[i, j]
         px[i, j] = colour_of(x - cx, y - cy)
-    m = replace(m, px=px, tray_bgr=np.asarray(TRAY_BGR, np.float32))
+    m = replace(m, px=px, tray_bgr=np.asarray(TRAY_BGR, np.float32), table_bgr=table_bgr)
     arms = counted_arms(cfg["hands"], arm_entries(cfg, TRAY, m))
     assert len(arms) == 1 and not arms[0].halves and not arms[0].palms
     return arms[0]
@@ -53,8 +56,10 @@ def test_one_hand_lit_in_strips_is_one_hand():
     def striped(x, y):
         return PALE_SKIN if int((x + 55.0) // 10.0) % 2 else DARK_SKIN
     assert _arm(striped).tones == ()
-    # the test that tells them apart: with it off, the stripes were read as two hands
-    assert len(_arm(striped, whole_share=0.0).tones) == 2
+    # either test tells them apart (the stripes lie in pieces, and one beside the other all
+    # along the arm, not a hand's width apart): with both off, they were read as two hands
+    assert _arm(striped, whole_share=0.0).tones == ()
+    assert len(_arm(striped, whole_share=0.0, across_mm=0.0).tones) == 2
 
 
 def test_the_largest_piece_share():
@@ -63,3 +68,20 @@ def test_the_largest_piece_share():
     assert _largest_share(shape, np.array([0, 1, 4, 5])) == 1.0           # one square
     assert _largest_share(shape, np.array([0, 1, 2, 15])) == 0.75          # a run and a speck
     assert _largest_share(shape, np.array([0, 5])) == 1.0                  # corners touch: one piece
+
+
+def test_a_dark_hand_over_the_tray_the_colour_of_the_table_is_still_a_hand():
+    # the table round the tray is as dark as the dark hand: over the tray, that hand is no table
+    m_table = np.asarray(DARK_SKIN, np.float32) * 1.05
+    arm = _arm(lambda x, y: DARK_SKIN if x < 0 else PALE_SKIN, table_bgr=m_table)
+    assert len(arm.tones) == 2
+
+
+def test_a_hand_and_its_sleeve_of_a_skin_colour_is_one_hand():
+    # a beige sleeve up to the wrist, the dark hand ahead of it: one behind the other along the
+    # arm, as bright apart as two skin tones, each whole and each within reach of the tower
+    def sleeved(x, y):
+        return PALE_SKIN if y < -100.0 else DARK_SKIN
+    assert _arm(sleeved).tones == ()
+    # the test that tells them apart: with it off, the sleeve was read as a second hand
+    assert len(_arm(sleeved, across_mm=0.0).tones) == 2
