@@ -459,10 +459,13 @@ CELL_MEANS = "cell means"  # ... for the frame the hand grid samples (hands.cell
 def _cell_means(p: Pipeline, ctx: FrameContext, img: np.ndarray) -> np.ndarray:
     """The frame the hand grid's cells are sampled from (hands.cell_means, with the grain
     `frame_context` measured), once a frame: hands looked for again at another height, and each
-    level `read_level` reads, sample the same one (a blur of the whole frame on a grainy one)."""
+    level `read_level` reads, sample the same one (a blur of the whole frame on a grainy one).
+    The frame itself comes as its BGRA (`_bgra`): the cells are warped from it in half the time,
+    each channel alone (the same B, G, R bytes). (A blur of the BGRA lost in the frame.)"""
     def make():
         grain = recalled(ctx.memo, GRAIN, (img,))
-        return cell_means(p.cfg["hands"], img, grain[0] if grain else None)
+        means = cell_means(p.cfg["hands"], img, grain[0] if grain else None)
+        return _bgra(ctx.memo, img) if means is img else means
     return memoised(ctx.memo, CELL_MEANS, (p, img), make)
 
 
