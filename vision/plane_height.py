@@ -324,9 +324,11 @@ def _zero_border(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_lo: float, z_hi: float) -> PlaneView:
+def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_lo: float, z_hi: float,
+               bgra: np.ndarray | None = None) -> PlaneView:
     """Rectify the region every candidate top face (heights z_lo..z_hi) can cover, plus a margin
-    for the probes, clipped to the tray, and take its colour steps."""
+    for the probes, clipped to the tray, and take its colour steps. `bgra`: the frame as BGRA
+    (top_level.frame_bgra), when the caller has made it for the frame's crops too: warped as it is."""
     ac = cfg["align"]
     ppm = float(ac["plane_px_per_mm"])
     C = reg.camera.center
@@ -339,7 +341,7 @@ def plane_view(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z_l
     w = max(8, int(np.ceil((hi[0] - lo[0]) * ppm)))
     h = max(8, int(np.ceil((hi[1] - lo[1]) * ppm)))
     A = np.array([[1 / ppm, 0, x0], [0, -1 / ppm, y1], [0, 0, 1]])
-    warped = _warp_bgr(img, reg.H @ A, (w, h))
+    warped = _warp_bgr(img, reg.H @ A, (w, h)) if bgra is None else tl.warp_frame(bgra, reg.H @ A, (w, h))
     smooth = tl.edge_image(warped)
     steps = colour_steps(smooth, max(1, int(round(float(cfg["top"]["probe_mm"]) * ppm))),
                          max(1, int(round(float(ac["window_mm"]) * ppm))))
@@ -899,10 +901,12 @@ class CoarseSearch:
 
 def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray,
                   bg=None, gains: np.ndarray | None = None, z_lo: float = 0.0, z_hi: float = np.inf,
-                  probes: Probes | None = None, focal_search: bool = True, full: bool = False) -> CoarseSearch:
+                  probes: Probes | None = None, focal_search: bool = True, full: bool = False,
+                  bgra: np.ndarray | None = None) -> CoarseSearch:
     """Coarse candidates over the whole range on one rectified view, and the highest good peak
     among them (see fit_height). `full`: every candidate scored in full, not only those that can
-    come near the best (for a caller that compares given heights: `reader.face_scores_at`)."""
+    come near the best (for a caller that compares given heights: `reader.face_scores_at`).
+    `bgra`: the frame as BGRA, when the caller has it (see plane_view)."""
     ac = cfg["align"]
     level = tray.block_mm[2]
     factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
@@ -932,7 +936,7 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
     # the view covers every candidate face: the largest scale any candidate shows it at
     scale = czs_a / (czs_a - zs_a)
     k_max = float(scale.max())
-    pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step)
+    pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step, bgra)
     pr = probes or make_probes(cfg, tray)
     alpha = float(ac["highest_within"])
     sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,

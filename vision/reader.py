@@ -312,12 +312,14 @@ def top_face(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarr
 
 
 def top_face_search(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: np.ndarray, gains: np.ndarray,
-                    focal_search: bool = True) -> tuple[float, Registration, plane_height.CoarseSearch | None]:
+                    focal_search: bool = True, bgra: np.ndarray | None = None
+                    ) -> tuple[float, Registration, plane_height.CoarseSearch | None]:
     """The top face's height and the registration whose camera lines it up: the outline's edge
     fit over the whole range on the tray plane ("outline"; with align.focal_factors the focal
     length is searched too), or near the silhouette's height ("silhouette+outline"), or the
     silhouette alone. With the tray-plane search, its coarse candidates come too, for
-    read_frame to try others when the first reads no block."""
+    read_frame to try others when the first reads no block. `bgra`: the frame as BGRA, when the
+    caller has it (`_bgra`), for the search's view."""
     method = str(p.cfg["top"].get("height_method", "outline"))
     z = float("nan")
     cs = None
@@ -329,7 +331,7 @@ def top_face_search(p: Pipeline, reg: Registration, img: np.ndarray, tray_bgr: n
         lo, hi = (z - win, z + win) if win > 0 and np.isfinite(z) else (0.0, np.inf)
         if p.cfg["align"].get("search", "plane") == "plane":
             cs = plane_height.coarse_search(p.cfg, p.tray, reg, img, tray_bgr, p.background, gains, lo, hi,
-                                            p.height_probes, focal_search)
+                                            p.height_probes, focal_search, bgra=bgra)
             z, reg = plane_height.refine_candidate(p.cfg, p.tray, reg, img.shape, cs, cs.chosen, tray_bgr,
                                                    p.background, gains, focal_search)
         else:
@@ -370,13 +372,23 @@ class FrameContext:
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
+BGRA = "bgra"  # the memo's key for the frame as BGRA (top_level.frame_bgra)
+
+
+def _bgra(memo: dict | None, img: np.ndarray) -> np.ndarray:
+    """The frame as BGRA (top_level.frame_bgra), once a frame, for the slots', glyphs' and face's
+    crops (top_level.warp_frame: the same pixels in two thirds of the time, some 0.2 ms a frame);
+    without a memo the frame itself (a conversion for one call's crops costs more than it saves)."""
+    return img if memo is None else memoised(memo, BGRA, (img,), lambda: tl.frame_bgra(img))
+
+
 def _ink(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slot: int,
          memo: dict | None = None) -> tuple[float, float] | None:
     """Where one slot position's glyph ink lies (top_level.glyph_ink_offset; None: no ink found)."""
     # (keyed by the registration too, as the glyphs, glyph probabilities and evidence are: a moved
     # face's or another focal length's no longer push out the face's own, read again later)
     return memoised(memo, ("ink", float(z), orient, int(slot), id(reg)), (p, reg, img),
-                 lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, img, z, orient, slot))
+                 lambda: tl.glyph_ink_offset(p.cfg, p.tray, reg, _bgra(memo, img), z, orient, slot))
 
 
 def _glyphs(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: str, slots: Sequence[int],
@@ -392,7 +404,8 @@ def _glyphs(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: s
     todo = [i for i, g in enumerate(got) if g is None]
     if todo:
         offsets = [_ink(p, reg, img, z, orient, slots[i], memo) or (0.0, 0.0) for i in todo]
-        crops = [tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, slots[i], offset=o) for i, o in zip(todo, offsets)]
+        bgra = _bgra(memo, img)
+        crops = [tl.glyph_crop(p.cfg, p.tray, reg, bgra, z, orient, slots[i], offset=o) for i, o in zip(todo, offsets)]
         feats = tl.glyph_features_turned_many(p.cfg, crops, _white_balance(p, tray_bgr, memo))
         for i, o, f in zip(todo, offsets, feats):
             got[i] = (remember(memo, keys[i], inputs, (o, f)),)
@@ -456,10 +469,13 @@ CELL_MEANS = "cell means"  # ... for the frame the hand grid samples (hands.cell
 def _cell_means(p: Pipeline, ctx: FrameContext, img: np.ndarray) -> np.ndarray:
     """The frame the hand grid's cells are sampled from (hands.cell_means, with the grain
     `frame_context` measured), once a frame: hands looked for again at another height, and each
-    level `read_level` reads, sample the same one (a blur of the whole frame on a grainy one)."""
+    level `read_level` reads, sample the same one (a blur of the whole frame on a grainy one).
+    The frame itself comes as its BGRA (`_bgra`): the cells are warped from it in half the time,
+    each channel alone (the same B, G, R bytes). (A blur of the BGRA lost in the frame.)"""
     def make():
         grain = recalled(ctx.memo, GRAIN, (img,))
-        return cell_means(p.cfg["hands"], img, grain[0] if grain else None)
+        means = cell_means(p.cfg["hands"], img, grain[0] if grain else None)
+        return _bgra(ctx.memo, img) if means is img else means
     return memoised(ctx.memo, CELL_MEANS, (p, img), make)
 
 
@@ -475,7 +491,7 @@ def slot_features(p: Pipeline, reg: Registration, img: np.ndarray, z: float, ori
     find the neighbour's glyph. `first`: the slot position the three start at (see
     top_level.slot_patches). `memo`: the frame's (FrameContext.memo), for glyphs read already."""
     glyphs = _glyphs(p, reg, img, z, orient, range(first, first + 3), tray_bgr, memo)
-    nominal, _, again = tl.slot_cuts(p.cfg, p.tray, reg, img, z, orient, first, [g[0] for g in glyphs])
+    nominal, _, again = tl.slot_cuts(p.cfg, p.tray, reg, _bgra(memo, img), z, orient, first, [g[0] for g in glyphs])
     labs = pf.patch_labs(nominal + list(again.values()), gains)  # one conversion and one feature pass for all
     feats, occ = pf.slot_patch_features(p.cfg, labs, 3)
     col = feats[:3].copy()
@@ -786,7 +802,8 @@ def skin_on_face(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     if arm is None:
         return None
     return memoised(ctx.memo, ("skin", float(z)), (p, ctx.registration, img),
-                 lambda: sk.skin_mask(p.cfg["skin"], tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
+                 lambda: sk.skin_mask(p.cfg["skin"], tl.face_image(p.cfg, p.tray, ctx.registration,
+                                                                   _bgra(ctx.memo, img), z)
                                       if face is None else face, arm))
 
 
@@ -884,9 +901,10 @@ def glyphs_looked_for_again(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: 
     reg = ctx.registration
     wb = _white_balance(p, ctx.tray_bgr, ctx.memo)
     crops = []
+    bgra = _bgra(ctx.memo, img)
     for s in want:
         offset = _ink(p, reg, img, z, orient, first + int(s), ctx.memo) or (0.0, 0.0)
-        crops.extend(tl.glyph_crop(p.cfg, p.tray, reg, img, z, orient, first + int(s), jitter=J, offset=offset)
+        crops.extend(tl.glyph_crop(p.cfg, p.tray, reg, bgra, z, orient, first + int(s), jitter=J, offset=offset)
                      for J in moves)
     feats = [f for pair in tl.glyph_features_turned_many(p.cfg, crops, wb) for f in pair]
     P = glyph_probs(gm, np.array(feats)).reshape(len(want), len(moves), -1)
@@ -961,7 +979,7 @@ def read_top(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float,
     if need_block and not any(glyphs.values()):
         return None
     def face_pattern():
-        face = tl.face_image(p.cfg, p.tray, ctx.registration, img, z)
+        face = tl.face_image(p.cfg, p.tray, ctx.registration, _bgra(ctx.memo, img), z)
         of = tl.orientation_features(p.cfg, p.tray, face, skin_on_face(p, ctx, img, z, face))
         return _class_probs(p.models.get("orientation"), of[None], ("x", "y"))[0]
     po = memoised(ctx.memo, ("face", float(z)), (p, ctx.registration, img), face_pattern)
@@ -1476,7 +1494,7 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if clock:
         clock.lap(REGISTRATION)
     reg0, tray_bgr, gains = ctx.registration, ctx.tray_bgr, ctx.gains  # reg0: the markers' own camera
-    z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains)
+    z, reg, cs = top_face_search(p, reg0, img, tray_bgr, gains, bgra=_bgra(ctx.memo, img))
     ctx = FrameContext(reg, tray_bgr, gains, ctx.memo)
     if clock:
         clock.lap(HEIGHT)

@@ -518,6 +518,34 @@ def test_the_view_warped_through_bgra_is_opencvs_warp():
         assert np.array_equal(ph._warp_bgr(img, M, size), want)
 
 
+def test_the_crops_cut_from_the_frames_bgra_are_the_bgr_frames(small_kit, calibration):
+    import json
+
+    from vision import reader
+    from vision import top_level as tl
+
+    rng = np.random.default_rng(17)
+    img = rng.integers(0, 256, (120, 160, 3)).astype(np.uint8)
+    M = np.array([[0.9, 0.12, 20.0], [-0.05, 0.8, 10.0], [1e-4, 2e-4, 1.0]])
+    for size in ((200, 150), (37, 31)):  # (reaching past the frame: the replicated border too)
+        got = tl.warp_frame(tl.frame_bgra(img), M, size)
+        assert got.shape == (size[1], size[0], 3) and np.array_equal(got, tl.warp_frame(img, M, size))
+    pipe = reader.load_pipeline(calibration)
+    name = sorted(json.loads((small_kit / "labels.json").read_text()))[0]
+    img = cv2.imread(str(small_kit / "images" / name))
+    reg, bgra = reader.frame_context(pipe, img).registration, tl.frame_bgra(img)
+    for z, orient in ((30.0, "x"), (75.0, "y")):
+        for a, b in zip(tl.slot_cuts(pipe.cfg, pipe.tray, reg, img, z, orient),
+                        tl.slot_cuts(pipe.cfg, pipe.tray, reg, bgra, z, orient)):
+            a, b = (list(a.values()), list(b.values())) if isinstance(a, dict) else (a, b)
+            assert all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
+        assert np.array_equal(tl.face_image(pipe.cfg, pipe.tray, reg, img, z),
+                              tl.face_image(pipe.cfg, pipe.tray, reg, bgra, z))
+        for slot in range(3):
+            assert np.array_equal(tl.glyph_crop(pipe.cfg, pipe.tray, reg, img, z, orient, slot),
+                                  tl.glyph_crop(pipe.cfg, pipe.tray, reg, bgra, z, orient, slot))
+
+
 def test_middles_from_sorted_int_rows_are_numpys_medians_of_the_floats():
     rng = np.random.default_rng(17)
     for shape in ((14, 20, 10), (275, 20, 10), (275, 20, 9), (3, 20, 10)):
