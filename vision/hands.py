@@ -1404,7 +1404,7 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray
     gap = float(hc.get("tone_gap", 0.0))
     if gap <= 0 or m.px is None or len(own.idx) == 0:
         return ()
-    lg, looks = own()  # (the colour test's logs are the split's)
+    lg = own()[0]  # (the colour test's logs are the split's)
     other = ~own.like_its_surface()
     idx, lg = own.idx[other], lg[other]
     g = m.cell_mm
