@@ -31,7 +31,7 @@ from vision.geometry import Camera
 from vision.hands import arm_entries, cell_means, counted_arms, find_hands, hand_grid, hand_mask, hands_of
 from vision.kit import KitError, Tray, load_tray
 from vision.lens import Lens, lens_from_config
-from vision.memo import memoised, recalled, remember
+from vision.memo import memoised, memoised_many, recalled, remember
 from vision.models import LinearModel, load_model
 from vision.stage_clock import CHECKS, HANDS, HEIGHT, REGISTRATION, RETRIES, TOP, StageClock
 from vision.table_memory import TableMemory
@@ -398,18 +398,13 @@ def _glyphs(p: Pipeline, reg: Registration, img: np.ndarray, z: float, orient: s
     balanced by the frame's tray colour where it shows a cast (top_level.glyph_white_balance).
     Those the frame has not read yet are read together (their features in one pass:
     tl.glyph_features_turned_many)."""
-    inputs = (p, reg, img, tray_bgr)
-    keys = [("glyph", float(z), orient, int(s), id(reg)) for s in slots]
-    got = [recalled(memo, k, inputs) for k in keys]
-    todo = [i for i, g in enumerate(got) if g is None]
-    if todo:
+    def make(todo: list[int]) -> list[tuple[tuple[float, float], tuple]]:
         offsets = [_ink(p, reg, img, z, orient, slots[i], memo) or (0.0, 0.0) for i in todo]
         bgra = _bgra(memo, img)
         crops = [tl.glyph_crop(p.cfg, p.tray, reg, bgra, z, orient, slots[i], offset=o) for i, o in zip(todo, offsets)]
-        feats = tl.glyph_features_turned_many(p.cfg, crops, _white_balance(p, tray_bgr, memo))
-        for i, o, f in zip(todo, offsets, feats):
-            got[i] = (remember(memo, keys[i], inputs, (o, f)),)
-    return [g[0] for g in got]
+        return list(zip(offsets, tl.glyph_features_turned_many(p.cfg, crops, _white_balance(p, tray_bgr, memo))))
+    return memoised_many(memo, [("glyph", float(z), orient, int(s), id(reg)) for s in slots], (p, reg, img, tray_bgr),
+                         make)
 
 
 def _white_balance(p: Pipeline, tray_bgr: np.ndarray, memo: dict | None = None) -> np.ndarray | None:
