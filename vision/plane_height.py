@@ -23,7 +23,7 @@ import numpy as np
 from vision import top_level as tl
 from vision.geometry import Camera, intrinsics
 from vision.kit import Tray
-from vision.memo import memoised, recalled, remember
+from vision.memo import memoised, memoised_many
 from vision.patch_features import median_along
 from vision.tray import Registration, h_inverse
 
@@ -382,13 +382,9 @@ def _warp_bgr(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarr
     """cv2.warpPerspective (linear, inverse map, border replicated) of an 8-bit BGR frame, the
     same pixels, through BGRA: OpenCV 5 warps four channels in about half the time of three
     (each channel is interpolated alone), so on a view this large (some 80 000 pixels) the two
-    conversions cost well under what the fourth channel saves."""
-    if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
-        return cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                   borderMode=cv2.BORDER_REPLICATE)
-    out = cv2.warpPerspective(cv2.cvtColor(img, cv2.COLOR_BGR2BGRA), M, size,
-                              flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    return cv2.cvtColor(out, cv2.COLOR_BGRA2BGR)
+    conversions cost well under what the fourth channel saves (top_level.warp_frame)."""
+    bgr8 = img.ndim == 3 and img.shape[2] == 3 and img.dtype == np.uint8
+    return tl.warp_frame(tl.frame_bgra(img) if bgr8 else img, M, size)
 
 
 def _extent_grown(tray: Tray, mm: float) -> np.ndarray:
@@ -1146,7 +1142,7 @@ def _poses_for_focal(H: np.ndarray, fs: list[float], width: int, height: int) ->
     # as on NumPy's 0-d values; the column lengths stay the BLAS's dot products, whose sums it
     # orders its own way)
     (h00, h01, h02), (h10, h11, h12), (h20, h21, h22) = np.asarray(H, dtype=np.float64).tolist()
-    cx, cy = (width - 1) / 2.0, (height - 1) / 2.0  # (K's)
+    cx, cy = intrinsics(1.0, width, height)[:2, 2].tolist()  # (K's principal point, whatever f)
     Ms = [[[(h00 - cx * h20) / f, (h01 - cx * h21) / f, (h02 - cx * h22) / f],
            [(h10 - cy * h20) / f, (h11 - cy * h21) / f, (h12 - cy * h22) / f],
            [h20, h21, h22]] for f in fs]
@@ -1180,16 +1176,15 @@ def _pose_centres(pv: PlaneView, H: np.ndarray, fs: list[float], width: int, hei
     per frame (its view) and focal length: a frame's focal searches (the first, each retry's, the
     alternatives') ask for the same few (read-only). Those not made yet are made together
     (_poses_for_focal)."""
-    keys = [("pose", float(f), int(width), int(height)) for f in fs]
-    got = [recalled(pv.memo, key, (H,)) for key in keys]
-    todo = [i for i, g in enumerate(got) if g is None]
-    if todo:
-        for i, (K, R, t) in zip(todo, _poses_for_focal(H, [fs[i] for i in todo], width, height)):
+    def make(todo: list[int]) -> list[tuple[np.ndarray, tuple]]:
+        out = []
+        for K, R, t in _poses_for_focal(H, [fs[i] for i in todo], width, height):
             C = -R.T @ t
             for a in (C, K, R, t):
                 a.flags.writeable = False
-            got[i] = (remember(pv.memo, keys[i], (H,), (C, (K, R, t))),)
-    return [g[0] for g in got]
+            out.append((C, (K, R, t)))
+        return out
+    return memoised_many(pv.memo, [("pose", float(f), int(width), int(height)) for f in fs], (H,), make)
 
 
 def _pose_centre(pv: PlaneView, H: np.ndarray, f: float, width: int, height: int) -> tuple[np.ndarray, tuple]:
