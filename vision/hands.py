@@ -48,16 +48,25 @@ SIDES = ("east", "north", "west", "south")
 _K3 = np.ones((3, 3), np.uint8)
 
 
+_NO_DEFAULT = object()
+
+
 class _Later:
     """A dataclass field that may be given as a function of no arguments instead of its value:
-    called when the field is first read, and its value kept (`HandMask.xy`)."""
+    called when the field is first read, and its value kept (`HandMask.xy`, `HandMask.ruffled`).
+    `default`: the field's, when it has one."""
+
+    def __init__(self, default=_NO_DEFAULT):
+        self.default = default
 
     def __set_name__(self, owner: type, name: str):
         self.key = "_later_" + name
 
     def __get__(self, obj, owner: type | None = None):
         if obj is None:
-            raise AttributeError(self.key)  # (so the dataclass takes the field to have no default)
+            if self.default is _NO_DEFAULT:
+                raise AttributeError(self.key)  # (so the dataclass takes the field to have no default)
+            return self.default
         v = obj.__dict__[self.key]
         if callable(v):
             v = obj.__dict__[self.key] = v()
@@ -85,10 +94,11 @@ class HandMask:
     # the tray's rim between the sheet and the table band (unseen, arms cross it): None, none
     rim: np.ndarray | None = None
     # (n, n) bool: cells not in fg seen by their shading alone (`_ruffled`): only pieces of a hand
-    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none. From `hand_mask`, a
-    # function that works them out when first asked (`_ruffled_of`): `arm_entries` asks only once
-    # a blob is as large as a hand, and half the bench's frames have none (255 of 509 hand masks)
-    ruffled: np.ndarray | Callable[[], np.ndarray | None] | None = None
+    # ahead of an arm (`_join_ahead`), never an arm or its width. None: none. `hand_mask` gives a
+    # function that works them out when first read (`_ruffled_later`): `arm_entries` reads them
+    # only once a blob is as large as a hand, and half the bench's frames have none (255 of 509
+    # hand masks)
+    ruffled: np.ndarray | None = _Later(None)
     # (n, n, 3) float32 BGR each cell shows, and the table's own colour this frame (the table
     # band's median): whether an arm seen only at the rim is the table's colour. None: unknown
     px: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -435,20 +445,13 @@ def _cells_xy(reg: Registration, z: float, M: np.ndarray, j1: np.ndarray, i1: np
 
 def _ruffled_later(hc: Mapping, changed: np.ndarray, shift: np.ndarray, regions: list[np.ndarray],
                    keep: np.ndarray) -> Callable[[], np.ndarray | None]:
-    """The mask's ruffled cells (`_ruffled_pieces` among `keep`; None: none), worked out when
-    first asked for (`_ruffled_of`)."""
-    @functools.cache
+    """The mask's ruffled cells (`_ruffled_pieces` among `keep`; None: none), as a function that
+    works them out, for `HandMask.ruffled` to call when first read."""
     def ruffled() -> np.ndarray | None:
         r = _ruffled_pieces(hc, changed, shift, regions)
         r &= keep
         return r if r.any() else None
     return ruffled
-
-
-def _ruffled_of(m: HandMask) -> np.ndarray | None:
-    """The mask's ruffled cells (m.ruffled, worked out now if `hand_mask` left them for later)."""
-    r = m.ruffled
-    return r() if callable(r) else r
 
 
 def _samples(hc: Mapping, G: HandGrid, reg: Registration, img: np.ndarray, means: np.ndarray | None,
@@ -500,7 +503,7 @@ def cell_means(hc: Mapping, img: np.ndarray, grain: float | None = None) -> np.n
 
 def _even_shadows(hc: Mapping, fg: np.ndarray, shady: np.ndarray) -> np.ndarray:
     """Blobs that are a shadow throughout: at least `shadow_blob_share` of their cells dimmer
-    than the tray and even (`_tray_change`). A tall tower's shadow under a warm lamp changes the
+    than the tray and even (`_changed_cells`). A tall tower's shadow under a warm lamp changes the
     tray's colour more than `shadow_chroma` allows, but stays even; a hand is shaded (round
     fingers, the palm's edges) or dark, and its arm seldom lies in shade all along.
     `shadow_blob_share` 0: off."""
@@ -853,31 +856,18 @@ def _local_std(a: np.ndarray, regions: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _not_tray(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
-              design: np.ndarray | None = None) -> np.ndarray:
-    """Cells (of the regions) whose colour is not that of the surface behind them (`_tray_change`)."""
-    return _tray_change(hc, px, ref, regions, xy, design)[0]
-
-
-def _tray_change(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
-                 design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cells (of the regions) whose colour is not that of the surface behind them, cells amid
-    shaded fingers the surface's colour (`_ruffled`; none when `ruffled_std` is 0), and the
-    cells that look like a shadow's inside (dimmer, evenly).
+def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
+                   design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells (of the regions) whose colour is not that of the surface behind them, the cells that
+    look like a shadow's inside (dimmer, evenly), and each cell's brightness change
+    (`colour_change`'s shift), from which the cells amid shaded fingers the surface's colour are
+    found when asked for (`_ruffled_pieces`).
 
     In log colour a shadow (or dimmer light) shifts all three channels alike, so what is left
     after removing the mean shift is the colour change: skin, sleeves, blocks. Very light skin
     on pale wood is brighter and less yellow; dark skin much darker than any shadow. Skin the
     colour of the tray in its own shadow is told apart only by its shading; evenly lit, not.
     `regions`: the tray's cells, then (when there is one) the table band's (`table_bright`)."""
-    out, shady, shift = _changed_cells(hc, px, ref, regions, xy, design)
-    return out, _ruffled_pieces(hc, out, shift, regions), shady
-
-
-def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], xy: np.ndarray,
-                   design: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`_tray_change`'s changed cells and shadows' insides, and each cell's brightness change
-    (`colour_change`'s shift), from which its ruffled cells are found (`_ruffled_pieces`)."""
     chroma, shift, rows = _colour_change(px, ref, regions, xy, float(hc["fit_trim"]), int(hc.get("fit_rounds", 2)),
                                          design, float(hc.get("lit_share", 0.0)), math.log(float(hc["bright"])),
                                          float(hc.get("lit_chroma", 0.05)), bool(hc.get("fit_from_expected", False)))
@@ -1129,7 +1119,7 @@ def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
         return []  # no blob as large as a hand: no arm comes in (half the bench's frames, 0.15 ms each)
     lab8 = lab  # the blobs across the bridged strips: an arm's whole shape (`_palms`)
     lab = np.where(m.fg, lab, 0)
-    ruffled = _ruffled_of(m)
+    ruffled = m.ruffled
     if ruffled is not None:  # shaded fingers: loose pieces only, numbered after the blobs
         lab, stats = _with_ruffled(ruffled, lab, stats, g, float(hc["join_min_mm2"]))
     blob = _Blobs(lab, m.xy)
@@ -1306,7 +1296,7 @@ def _rim_side(hc: Mapping, m: HandMask, ec: int) -> np.ndarray | None:
 
 
 def _past_rim(hc: Mapping, m: HandMask, pts: list[np.ndarray], idx: list[np.ndarray], E: np.ndarray,
-              perp: np.ndarray, own: _OwnColours | None = None) -> bool:
+              perp: np.ndarray, own: _OwnColours) -> bool:
     """Whether an arm's cells beside the rim span `past_rim_width_mm` across it, of the tray's
     colour (`_looks_like`): the arm meets the tray an arm's width wide and goes on over it
     unseen (a pale hand over a pale tray), not a hand resting on the table nor a shadow (which
@@ -1319,7 +1309,7 @@ def _past_rim(hc: Mapping, m: HandMask, pts: list[np.ndarray], idx: list[np.ndar
     if not len(p):
         return False
     cells = np.concatenate(idx)
-    ok = own.like_tray(cells) if own is not None else _looks_like(hc, m, cells, m.tray_bgr)
+    ok = own.like_tray(cells)
     if np.count_nonzero(ok) * 2 < len(ok):  # most of it, not a few cells of a shadow's edge
         return False
     p = p[ok]
@@ -1469,16 +1459,11 @@ def _skin_coloured(hc: Mapping, bgr: np.ndarray) -> bool:
     return float(lo) <= hue <= float(hi) and float(np.median(hsv[:, 1])) >= float(hc.get("tone_min_sat", 0.0)) * 255
 
 
-def _looks_like_any(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple, lg: np.ndarray | None = None) -> np.ndarray:
-    """Whether cells (flat indices) show any of the colours `refs` (BGR; a None one matches every
-    cell), as `_looks_like` tells each: the cells' logs taken once and every colour's test in one
-    pass (rows stacked; each row's arithmetic as one colour's alone: some 15 us a call less than a
-    call per colour). `lg`: the cells' logs, when the caller has them."""
-    return _looks_like_each(hc, m, idx, refs, lg).any(axis=0)
-
-
 def _looks_like_each(hc: Mapping, m: HandMask, idx: np.ndarray, refs: tuple, lg: np.ndarray | None = None) -> np.ndarray:
-    """(len(refs), len(idx)) bool: whether each cell shows each of the colours (`_looks_like_any`)."""
+    """(len(refs), len(idx)) bool: whether each cell (flat indices) shows each of the colours
+    `refs` (BGR; a None one matches every cell), as `_looks_like` tells one: the cells' logs taken
+    once and every colour's test in one pass (rows stacked; each row's arithmetic as one colour's
+    alone). `lg`: the cells' logs, when the caller has them."""
     lim = float(hc.get("rim_table_chroma", 0.0))
     if lim <= 0 or m.px is None or any(r is None for r in refs):
         return np.ones((len(refs), len(idx)), bool)
@@ -1602,7 +1587,7 @@ def _looks_like(hc: Mapping, m: HandMask, idx: np.ndarray, ref: np.ndarray | Non
     by at most `rim_table_chroma` (after the mean brightness change is taken out) and their
     brightness by at most `rim_table_shift` (log; an arm is lit a little otherwise than the
     surface beyond). `rim_table_chroma` 0, or no colours: all."""
-    return _looks_like_any(hc, m, idx, (ref,))
+    return _looks_like_each(hc, m, idx, (ref,))[0]
 
 
 def _join_ahead(hc: Mapping, m: HandMask, lab: np.ndarray, stats: np.ndarray, groups: list[tuple[np.ndarray, set[int]]],

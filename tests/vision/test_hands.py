@@ -241,14 +241,14 @@ def _patch_cells(brightness: np.ndarray, tint: float) -> tuple[np.ndarray, np.nd
 
 
 def _arm_cells_of(px, ref):
-    from vision.hands import _not_tray
+    from vision.hands import _changed_cells
 
     hc = default_config()["hands"]
     hc = {**hc, "chroma": 0.05}  # as calibration sets it on the twin's kits
     region = np.ones((30, 30), bool)
     ii, jj = np.indices((30, 30))
     xy = np.stack([jj * 5.0, -ii * 5.0], axis=-1)
-    fg = _not_tray(hc, px, ref, [region], xy).astype(np.uint8)
+    fg = _changed_cells(hc, px, ref, [region], xy)[0].astype(np.uint8)
     k = int(hc["open_cells"])  # specks and a shadow's rim are opened away, as in hand_mask
     return cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)[9:21, 9:21]
 

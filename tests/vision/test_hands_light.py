@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from vision.hands import _tray_change, colour_change
+from vision.hands import _changed_cells as cell_changes, colour_change
 from vision.reader import default_config
 
 TRAY_BGR = (200.0, 205.0, 210.0)
@@ -61,9 +61,9 @@ def test_without_the_lit_refit_the_lit_tray_read_brighter_than_bare():
 def test_the_lit_tray_is_not_counted_as_a_change():
     px = _tray(lit_below_row=39)
     ref = _bare(px)
-    changed, _, _ = _tray_change(_hc(0.3), px, ref, [ALL], XY)
+    changed, _, _ = cell_changes(_hc(0.3), px, ref, [ALL], XY)
     assert not changed[39:].any()
-    changed_before, _, _ = _tray_change(_hc(0.0), px, ref, [ALL], XY)
+    changed_before, _, _ = cell_changes(_hc(0.0), px, ref, [ALL], XY)
     assert changed_before[39:].all()
 
 
@@ -89,7 +89,7 @@ def _changed_cells(px: np.ndarray, rounds: int) -> int:
     ref = _bare(px)
     hc = _hc(0.3)
     hc["fit_rounds"] = rounds
-    changed, _, _ = _tray_change(hc, px, ref, [ALL], XY)
+    changed, _, _ = cell_changes(hc, px, ref, [ALL], XY)
     return int(np.count_nonzero(changed))
 
 
@@ -118,7 +118,7 @@ def _changed_thirds(from_expected: bool) -> np.ndarray:
     px = _thirds()
     hc = _hc(0.3)
     hc["fit_from_expected"] = from_expected
-    changed, _, _ = _tray_change(hc, px, _bare(px), [ALL], XY)
+    changed, _, _ = cell_changes(hc, px, _bare(px), [ALL], XY)
     return changed
 
 
@@ -156,16 +156,16 @@ def test_the_lit_table_beside_an_arms_shadow_is_no_arm():
     # so the band's light sits on the shadow and the lit part reads brighter by a fourth
     px, ref, regions = _tray_and_table(shade=0.8, lit_cols=12)
     hc = default_config()["hands"]
-    changed, _, _ = _tray_change(hc, px, ref, regions, XY)
+    changed, _, _ = cell_changes(hc, px, ref, regions, XY)
     assert not changed[:10].any()
     hc["table_bright"] = 0.0  # (brighter than the band's light by `bright`, as on the tray)
-    before, _, _ = _tray_change(hc, px, ref, regions, XY)
+    before, _, _ = cell_changes(hc, px, ref, regions, XY)
     assert before[:10, :12].all()
 
 
 def test_a_pale_arm_on_the_table_beside_its_lit_part_still_counts():
     px, ref, regions = _tray_and_table(shade=0.8, lit_cols=12)
     px[:10, 30:40] = np.asarray(TABLE_BGR, np.float32) * 2.0  # a pale arm crossing the band
-    changed, _, _ = _tray_change(default_config()["hands"], px, ref, regions, XY)
+    changed, _, _ = cell_changes(default_config()["hands"], px, ref, regions, XY)
     assert changed[:10, 30:40].all()
     assert not changed[:10, :12].any()

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from vision.hands import _even_shadows, _tray_change, arm_entries, counted_arms
+from vision.hands import _changed_cells, _even_shadows, _ruffled_pieces, arm_entries, counted_arms
 from vision.reader import default_config
 from test_hands_rim import SOUTH_ARM, TRAY, _table_grid  # the same tray, rim and table
 
@@ -34,7 +34,9 @@ def _cells(px, ref, **hands):
     hc = {**default_config()["hands"], "chroma": 0.05, **hands}  # chroma as calibration sets it on the twin
     ii, jj = np.indices((N, N))
     xy = np.stack([jj * 5.0, -ii * 5.0], axis=-1).astype(float)
-    return hc, _tray_change(hc, px, ref, [np.ones((N, N), bool)], xy)
+    regions = [np.ones((N, N), bool)]
+    changed, shady, shift = _changed_cells(hc, px, ref, regions, xy)
+    return hc, (changed, _ruffled_pieces(hc, changed, shift, regions), shady)  # (changed, ruffled, shady)
 
 
 def _stripes(levels) -> np.ndarray:
