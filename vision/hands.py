@@ -1801,7 +1801,11 @@ def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
     hand's fingers, and a false "Uno!" is the worst error. Beside another counted arm, an entry
     narrower than `second_arm_min_mm` is no second hand: a finger, a sleeve's edge or a shadow's
     sliver coming in on its own (23-39 mm wide in 12 of the 46 false "two or more" on 24 kits);
-    a forearm is wider, and one cut short by the image's border still counts alone."""
+    a forearm is wider, and one cut short by the image's border still counts alone. A narrow
+    entry whose hand is on the tower's silhouette or within `narrow_arm_reach_mm` of its
+    footprint is a second hand all the same: a wrist whose forearm is lost against the table,
+    or a forearm half hidden under the other arm (those slivers end 38-61 mm out on nine sets;
+    the narrow second hands gained end on the tower or within 22 mm of it)."""
     arms = [a for a in arms if reaches_zone(hc, a)]
     if len(arms) > 1:  # an arm counted only as one going on over the tray unseen: a lone hand only
         arms = [a for a in arms if not _unseen_reach(hc, a)] or arms[:1]
@@ -1815,7 +1819,8 @@ def counted_arms(hc: Mapping, arms: list[ArmEntry]) -> list[ArmEntry]:
         arms = whole + far[:1] or arms[:1]
     if len(arms) > 1:  # beside another arm, one narrower than a forearm is no second hand
         least = float(hc.get("second_arm_min_mm", 0.0))
-        arms = [a for a in arms if a.width_mm >= least] or arms[:1]
+        near = float(hc.get("narrow_arm_reach_mm", -math.inf))
+        arms = [a for a in arms if a.width_mm >= least or a.on_tower or a.reach_mm <= near] or arms[:1]
     return arms
 
 

@@ -147,6 +147,33 @@ def test_a_narrow_arm_on_its_own_or_far_from_another_is_still_an_arm():
     assert len(_absorb_slivers([_arm(0.0, -200.0, 80.0, 10.0), _arm(200.0, 0.0, 25.0, 10.0)], 40.0, 120.0)) == 2
 
 
+def _default_hands_config():
+    from vision.reader import default_config
+
+    return default_config()["hands"]
+
+
+def test_a_narrow_sliver_beside_an_arm_is_no_second_hand():
+    """A sleeve's edge or a shadow's sliver comes in beside the arm and ends short of the tower."""
+    from vision.hands import counted_arms
+
+    hc = _default_hands_config()
+    arm, sliver = _arm(0.0, -200.0, 80.0, 5.0, on_tower=True), _arm(200.0, 0.0, 25.0, 45.0)
+    assert counted_arms(hc, [arm, sliver]) == [arm]
+
+
+def test_a_wrist_whose_hand_reaches_the_tower_is_a_second_hand_however_narrow():
+    """Two players reach in from opposite sides; one's forearm is lost against a table of its own
+    colour, so only its wrist crosses the tray's edge, 21 mm wide. Its hand ends beside the
+    tower: two hands, the "Uno!" signal."""
+    from vision.hands import counted_arms
+
+    hc = _default_hands_config()
+    arm = _arm(0.0, -200.0, 64.0, 5.0, on_tower=True)
+    for wrist in (_arm(200.0, 0.0, 21.0, 22.0), _arm(200.0, 0.0, 21.0, 60.0, on_tower=True)):
+        assert counted_arms(hc, [arm, wrist]) == [arm, wrist]
+
+
 def test_synthetic_kits_hold_one_players_two_hands_side_by_side():
     """The "Uno!" foul: the same player's hands, arms from shoulders either side of one seat."""
     from vision.synthkit import SynthOptions, render_sample
