@@ -119,15 +119,25 @@ def test_a_piece_whose_middle_lies_off_the_arms_line_does_not_join_it():
     assert _counted(_with_fingers(bare, (45.0, 110.0, -100.0, -50.0))) == []
 
 
-# a second entry beside the pale arm, from the east: `width` mm across, reaching the tower
-def _east_entry(width: float):
-    return (40.0, 200.0, -width / 2, width / 2)
+# a second entry beside the pale arm, from the east: `width` mm across, reaching `inner` mm east
+# of the tower's centre (40: by the tower, its footprint 37.5 mm either side)
+def _east_entry(width: float, inner: float = 40.0):
+    return (inner, 200.0, -width / 2, width / 2)
 
 
-def test_a_narrow_entry_beside_an_arm_is_no_second_hand():
-    """A finger, a sleeve's edge or a shadow's sliver coming in on its own beside an arm."""
-    assert len(_counted(_table_grid([SOUTH_ARM, _east_entry(20.0)], [SOUTH_ARM, _east_entry(20.0)]))) == 1
-    assert len(_counted(_table_grid([SOUTH_ARM, _east_entry(60.0)], [SOUTH_ARM, _east_entry(60.0)]))) == 2
+def test_a_narrow_entry_beside_an_arm_that_ends_short_of_the_tower_is_no_second_hand():
+    """A finger, a sleeve's edge or a shadow's sliver coming in on its own beside an arm, ending
+    45 mm from the tower (such slivers ended 38-61 mm out on the nine sets)."""
+    sliver = _east_entry(20.0, inner=82.5)
+    assert len(_counted(_table_grid([SOUTH_ARM, sliver], [SOUTH_ARM, sliver]))) == 1
+    forearm = _east_entry(60.0, inner=82.5)
+    assert len(_counted(_table_grid([SOUTH_ARM, forearm], [SOUTH_ARM, forearm]))) == 2
+
+
+def test_a_narrow_entry_beside_an_arm_that_reaches_the_tower_is_a_second_hand():
+    """A wrist whose forearm is lost against the table, its hand by the tower: two hands."""
+    wrist = _east_entry(20.0)
+    assert len(_counted(_table_grid([SOUTH_ARM, wrist], [SOUTH_ARM, wrist]))) == 2
 
 
 def test_a_narrow_entry_alone_still_counts():
