@@ -1384,9 +1384,11 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray
     their log brightness (the split that best separates the means). The two parts are two hands
     when their means lie `tone_gap` apart (log), each holds `tone_share` of the cells and
     `palm_min_mm2` at least, each lies whole (its largest piece holds `tone_whole_share` of it:
-    0, any), each is of skin's colour (`_skin_coloured`: not a sleeve), each reaches the zone
-    on its own and their middles lie `tone_across_mm` apart across the arm (side by side: a
-    sleeve of a skin's colour and its hand lie one behind the other along it; 0: off). One
+    0, any; 0.65: a pale hand with its fingers spread holds 0.68 of it, bench family-2 0001, while
+    at 0.5 three photos of one hand split in two), each is of skin's colour (`_skin_coloured`:
+    not a sleeve), each reaches the zone on its own and their middles lie `tone_across_mm` apart
+    across the arm (side by side: a sleeve of a skin's colour and its hand lie one behind the
+    other along it; 0: off). One
     hand's own light and shade spreads its brightness too, but its shaded part is a thin rim
     round the fingers, not a quarter of it, and lies in strips and specks (a fresh synthetic
     and a fresh twin photo of one hand split so, 2026-11-28), where two hands lie side by side.

@@ -85,3 +85,26 @@ def test_a_hand_and_its_sleeve_of_a_skin_colour_is_one_hand():
     assert _arm(sleeved).tones == ()
     # the test that tells them apart: with it off, the sleeve was read as a second hand
     assert len(_arm(sleeved, across_mm=0.0).tones) == 2
+
+
+def test_a_pale_hand_with_its_fingers_spread_beside_a_dark_one_is_two_hands():
+    """A pale hand's spread fingers lie apart from its palm and from each other (the tray shows
+    between them), so its largest piece holds only about two thirds of it (0.68 on bench
+    family-2 0001). It lies whole enough: two hands (at a share of 0.7 it was missed)."""
+    def spread(x, y):
+        if x < 0:
+            return DARK_SKIN
+        if y < -120:
+            return PALE_SKIN  # the palm
+        if y < -110:
+            return TRAY_BGR  # the tray between palm and fingers (the knuckles in shadow)
+        return PALE_SKIN if int(x // 5.0) % 2 == 0 else TRAY_BGR  # fingers, 5 mm apart
+    arm = _arm(spread)
+    assert len(arm.tones) == 2
+    # (the pale hand's largest piece holds 0.68 of it, as on the bench's photo)
+    m = _grid_with([BLOB])
+    cx, cy = TRAY.tower_center
+    pale = [i for i, (x, y) in enumerate(m.xy.reshape(-1, 2))
+            if m.fg.ravel()[i] and spread(x - cx, y - cy) == PALE_SKIN]
+    assert 0.65 <= _largest_share(m.fg.shape, np.array(pale)) < 0.7
+    assert _arm(spread, whole_share=0.7).tones == ()
