@@ -640,7 +640,10 @@ def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> tuple[np.ndarray,
     median = _median_rows(Df)
     if not expected:
         return median, None
-    at_zero, at_median = _rows_within(Df, trim), _rows_within(Df - median, trim)
+    # (the median taken off by OpenCV, the rows as three-channel pixels: the same float32
+    # differences, without NumPy's broadcast over a last axis of three, a third of its time)
+    off = cv2.subtract(Df.reshape(-1, 1, 3), (*median.tolist(), 0.0)).reshape(-1, 3)
+    at_zero, at_median = _rows_within(Df, trim), _rows_within(off, trim)
     if np.count_nonzero(at_zero) > np.count_nonzero(at_median):
         return np.zeros(3, Df.dtype), at_zero
     return median, at_median
@@ -780,9 +783,10 @@ def _median_rows(a: np.ndarray) -> np.ndarray:
     m = p[:, h].copy() if n % 2 else (p[:, :h].max(axis=1) + p[:, h]) / 2
     # NaN sorts last; np.median gives NaN where a column has one (a maximum is NaN where a NaN is
     # among the values: a third of the time of isnan().any())
-    nan = np.isnan(p[:, h:].max(axis=1))
-    if nan.any():
-        m[nan] = np.nan
+    # (one maximum over all three first: a NaN in none of them, nothing more to look at)
+    top = p[:, h:].max()
+    if top != top:
+        m[np.isnan(p[:, h:].max(axis=1))] = np.nan
     return m
 
 
@@ -961,13 +965,19 @@ def _median_within(v: np.ndarray, k: float, most: float) -> bool:
     mean of two values there does as well), and k times it at or under k times t."""
     if k <= 0 or v.dtype != np.float32 or not len(v):
         return False
-    t = np.float32(most / k)
-    while k * float(t) > most:  # (the float32 at or under most / k whose k-fold is within most)
-        t = np.nextafter(t, np.float32(-np.inf))
-    if np.count_nonzero(v <= t) <= len(v) // 2:
+    if np.count_nonzero(v <= _k_fold_within(k, most)) <= len(v) // 2:
         return False
     top = v.max()  # (NaN where a NaN is among them)
     return bool(top == top)
+
+
+@functools.lru_cache(maxsize=16)
+def _k_fold_within(k: float, most: float) -> np.float32:
+    """The float32 at or under most / k whose k-fold is within `most` (made once per pair)."""
+    t = np.float32(most / k)
+    while k * float(t) > most:
+        t = np.nextafter(t, np.float32(-np.inf))
+    return t
 
 
 def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
