@@ -614,9 +614,9 @@ def _colour_change(px: np.ndarray, ref: np.ndarray, regions: list[np.ndarray], x
         if len(part) >= 90:
             third = start + (len(part) + 2) // 3
             Df, Xf = d[start:third], X[start:third]
-            coef, resid = _robust_fit(Df, Xf, *_fit_start(Df, trim, from_expected), trim, rounds)
+            coef, resid, within = _robust_fit(Df, Xf, *_fit_start(Df, trim, from_expected), trim, rounds)
             if lit_share > 0:
-                coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma, resid)
+                coef = _lit_surface(Df, Xf, coef, trim, rounds, lit_share, lit_above, lit_chroma, resid, within)
             d[start:end] -= X[start:end] @ coef
     sh, ch = _shift_and_chroma(d)
     shift[idx], chroma[idx] = sh, ch
@@ -640,7 +640,10 @@ def _fit_start(Df: np.ndarray, trim: float, expected: bool) -> tuple[np.ndarray,
     median = _median_rows(Df)
     if not expected:
         return median, None
-    at_zero, at_median = _rows_within(Df, trim), _rows_within(Df - median, trim)
+    # (the median taken off by OpenCV, the rows as three-channel pixels: the same float32
+    # differences, without NumPy's broadcast over a last axis of three, a third of its time)
+    off = cv2.subtract(Df.reshape(-1, 1, 3), (*median.tolist(), 0.0)).reshape(-1, 3)
+    at_zero, at_median = _rows_within(Df, trim), _rows_within(off, trim)
     if np.count_nonzero(at_zero) > np.count_nonzero(at_median):
         return np.zeros(3, Df.dtype), at_zero
     return median, at_median
@@ -684,10 +687,11 @@ def _robust_surface(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np
 
 
 def _robust_fit(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np.ndarray | None, trim: float,
-                rounds: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """`_robust_surface`'s coefficients, and Df less the surface they give (`Df - Xf @ coef`),
+                rounds: int) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """`_robust_surface`'s coefficients, Df less the surface they give (`Df - Xf @ coef`),
     when the last round worked it out (the rows it took were the last fit's, or too few: the
-    fit stops there), else None."""
+    fit stops there), else None, and how many of its rows lie within `trim` (with that residual
+    only; else 0)."""
     coef = np.zeros((6, 3), np.float32)
     coef[0] = start
     XD = None
@@ -701,17 +705,18 @@ def _robust_fit(Df: np.ndarray, Xf: np.ndarray, start: np.ndarray, first: np.nda
             resid = Df - Xf @ coef
             inl = _rows_within(resid, trim)
         taken = inl.tobytes()  # (the rows taken compared as bytes: np.array_equal's overhead is more)
-        if np.count_nonzero(inl) < 30 or taken == last:
-            return coef, resid
+        kept = np.count_nonzero(inl)
+        if kept < 30 or taken == last:
+            return coef, resid, (kept if resid is not None else 0)
         if XD is None:  # converted once, not each round, side by side: each round's rows in one gather
             XD = np.concatenate((Xf, Df), axis=1, dtype=np.float64)
         coef = _least_squares(Xf, Df, inl, XD)
         last = taken
-    return coef, None
+    return coef, None, 0
 
 
 def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, rounds: int, share: float,
-                 above: float, chroma: float, resid: np.ndarray | None = None) -> np.ndarray:
+                 above: float, chroma: float, resid: np.ndarray | None = None, within: int = 0) -> np.ndarray:
     """The light surface refitted to the lit surface when a shadow covers most of it.
 
     A shadow only darkens; the bare surface in full light is its brightest bare part. A hand's
@@ -720,7 +725,14 @@ def _lit_surface(Df: np.ndarray, Xf: np.ndarray, coef: np.ndarray, trim: float, 
     colour: a second "arm" where there is none (synthetic 9802/0026, 9502/0012). When at least
     `share` of the cells read so (brighter by `above`, log; colour change under `chroma`), the
     fit starts again from their median. `resid`: `Df - Xf @ coef`, when the fit has it (`_robust_fit`;
-    it is overwritten)."""
+    it is overwritten), and `within`: how many of its rows lie within `trim` (`_rows_within`).
+
+    A row within `trim` in all three channels is brighter by under trim (their mean, rounded in
+    float32, by less than trim and a few parts in ten million): with `above` over trim by 1%, no
+    such row reads lit, so when the rows outside trim are fewer than `share` of them, too few
+    read lit, told without them (most frames: the fit takes nearly all of the bare surface)."""
+    if resid is not None and above > 1.01 * trim and len(Df) - within < share * len(Df):
+        return coef
     sh, ch = _shift_and_chroma(Df - Xf @ coef if resid is None else resid)
     lit = (sh > above) & (ch < chroma)
     if np.count_nonzero(lit) < share * len(Df):
@@ -771,9 +783,10 @@ def _median_rows(a: np.ndarray) -> np.ndarray:
     m = p[:, h].copy() if n % 2 else (p[:, :h].max(axis=1) + p[:, h]) / 2
     # NaN sorts last; np.median gives NaN where a column has one (a maximum is NaN where a NaN is
     # among the values: a third of the time of isnan().any())
-    nan = np.isnan(p[:, h:].max(axis=1))
-    if nan.any():
-        m[nan] = np.nan
+    # (one maximum over all three first: a NaN in none of them, nothing more to look at)
+    top = p[:, h:].max()
+    if top != top:
+        m[np.isnan(p[:, h:].max(axis=1))] = np.nan
     return m
 
 
@@ -952,13 +965,19 @@ def _median_within(v: np.ndarray, k: float, most: float) -> bool:
     mean of two values there does as well), and k times it at or under k times t."""
     if k <= 0 or v.dtype != np.float32 or not len(v):
         return False
-    t = np.float32(most / k)
-    while k * float(t) > most:  # (the float32 at or under most / k whose k-fold is within most)
-        t = np.nextafter(t, np.float32(-np.inf))
-    if np.count_nonzero(v <= t) <= len(v) // 2:
+    if np.count_nonzero(v <= _k_fold_within(k, most)) <= len(v) // 2:
         return False
     top = v.max()  # (NaN where a NaN is among them)
     return bool(top == top)
+
+
+@functools.lru_cache(maxsize=16)
+def _k_fold_within(k: float, most: float) -> np.float32:
+    """The float32 at or under most / k whose k-fold is within `most` (made once per pair)."""
+    t = np.float32(most / k)
+    while k * float(t) > most:
+        t = np.nextafter(t, np.float32(-np.inf))
+    return t
 
 
 def _lit(hc: Mapping, ruffled: np.ndarray, shift: np.ndarray) -> np.ndarray:
