@@ -297,12 +297,15 @@ def colour_steps(img: np.ndarray, o: int, win: int) -> np.ndarray:
     h, w = img.shape[:2]
     out = np.empty((4, h + 2, w + 2), np.uint16)
     sx, sy = out[0], out[1]
-    sx[[0, -1]] = 0  # (the border, and where the other pixel lies outside)
+    # the border, and where the other pixel lies outside (slices: a third of a list index's time)
+    sx[0] = 0
+    sx[-1] = 0
     sx[:, :o + 1] = 0
     sx[:, w + 1 - o:] = 0
     sy[:o + 1] = 0
     sy[h + 1 - o:] = 0
-    sy[:, [0, -1]] = 0
+    sy[:, 0] = 0
+    sy[:, -1] = 0
     # each channel's steps from the view split once, not each step image (~16 us a view less)
     b, g, r = cv2.split(img)
     at = sx[1:h + 1, o + 1:w + 1 - o]
@@ -312,15 +315,35 @@ def colour_steps(img: np.ndarray, o: int, win: int) -> np.ndarray:
     np.add(cv2.absdiff(b[2 * o:], b[:h - 2 * o]), cv2.absdiff(g[2 * o:], g[:h - 2 * o]), out=at, dtype=np.uint16)
     at += cv2.absdiff(r[2 * o:], r[:h - 2 * o])
     # the dilation reads the border as the 0 it is (as it reads beyond the image), but reaches into it
-    _zero_border(cv2.dilate(sx, np.ones((1, 2 * win + 1), np.uint8), dst=out[2]))
-    _zero_border(cv2.dilate(sy, np.ones((2 * win + 1, 1), np.uint8), dst=out[3]))
+    _window_max(sx, out[2], win, 1)
+    _window_max(sy, out[3], win, 0)
     return out
+
+
+def _window_max(src: np.ndarray, dst: np.ndarray, win: int, axis: int) -> np.ndarray:
+    """dst = src (bordered by one pixel) at its best within win pixels along axis, with a zero
+    border (in place): cv2.dilate by a line of 2 win + 1. At win 1 the line lies within the
+    bordered array for every pixel inside, so it is two cv2.max of src's shifted views (the
+    same maxima; some 60% of the dilation's time, whose filter set-up is most of it)."""
+    if win != 1:
+        kernel = np.ones((1, 2 * win + 1) if axis == 1 else (2 * win + 1, 1), np.uint8)
+        return _zero_border(cv2.dilate(src, kernel, dst=dst))
+    at = dst[1:-1, 1:-1]
+    if axis == 1:
+        cv2.max(src[1:-1, :-2], src[1:-1, 1:-1], dst=at)
+        cv2.max(at, src[1:-1, 2:], dst=at)
+    else:
+        cv2.max(src[:-2, 1:-1], src[1:-1, 1:-1], dst=at)
+        cv2.max(at, src[2:, 1:-1], dst=at)
+    return _zero_border(dst)
 
 
 def _zero_border(a: np.ndarray) -> np.ndarray:
     """a with its outermost rows and columns set to 0 (in place)."""
-    a[[0, -1]] = 0
-    a[:, [0, -1]] = 0
+    a[0] = 0
+    a[-1] = 0
+    a[:, 0] = 0
+    a[:, -1] = 0
     return a
 
 
