@@ -504,6 +504,16 @@ def hidden_sides(tray: Tray, nadir: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class _EdgeGroups:
+    """The step probes' rows that the edge fit averages, as groups of one run (make_probes lays
+    them so): the outline's four sides, then the reference probes."""
+
+    starts: np.ndarray  # (5,) each group's first row (np.add.reduceat's indices)
+    counts: np.ndarray  # (5, 1) float32: each group's rows (a mean is its sum over them, as np.mean)
+    stop: int           # the run's end (the reference's)
+
+
+@dataclass(frozen=True)
 class Probes:
     """Every point the height score reads, on the face (mm), and which step channel each reads,
     with what the score needs of them that does not change from frame to frame."""
@@ -515,6 +525,15 @@ class Probes:
     n_steps: int = 0       # the step probes come first: pts[:n_steps]
     pattern_w: np.ndarray | None = None    # (10, P) segment strengths -> occupancy pattern scores
     pattern_off: np.ndarray | None = None  # (P,)
+
+    @cached_property
+    def edge_groups(self) -> _EdgeGroups:
+        """_EdgeGroups of these probes."""
+        o, r = self.parts["outline"], self.parts["reference"]
+        assert o.start == 0 and o.stop == r.start and o.stop - o.start == 4 * self.n, \
+            "the outline's four sides first, then the reference probes"
+        return _EdgeGroups(np.append(self.n * np.arange(4), r.start),
+                           np.array([[self.n]] * 4 + [[r.stop - r.start]], np.float32), r.stop)
 
     @cached_property
     def step_entries(self) -> tuple[np.ndarray, ...]:
@@ -597,13 +616,13 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         nadirs = np.asarray(nadirs, dtype=np.float64)
     # (take: a third faster than [at]; a probe outside the view reads the steps' zero border)
     raw = pv.steps.reshape(-1).take(_step_indices(_step_plan(pv, pr), k, nadirs))  # (P, Z)
-    val = raw.astype(np.float32)
-    n = pr.n
     # means as sum / count (what np.mean computes, without its per-call overhead); the steps are
-    # integers, whose float32 sums (under 2^24) are exact in any order, down the probes' rows too
-    sides = np.add.reduce(val[pr.parts["outline"]].reshape(4, n, Z), axis=1) / n  # (4, Z)
-    ref = val[pr.parts["reference"]]
-    ref_v = np.add.reduce(ref, axis=0) / ref.shape[0]
+    # integers, whose float32 sums (under 2^24) are exact in any order, down the probes' rows too:
+    # the four sides' and the reference's in one call (np.add.reduceat, _EdgeGroups)
+    eg = pr.edge_groups
+    means = np.add.reduceat(raw[:eg.stop].astype(np.float32), eg.starts, axis=0)
+    means /= eg.counts
+    sides, ref_v = means[:4], means[4]  # (4, Z), (Z,)
     w2 = float(ac["second_weakest_weight"])
     on_v = sides.T.copy()  # (Z, 4)
     on_v.sort(axis=1)  # (np.sort, without its wrapper)
