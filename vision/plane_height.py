@@ -715,14 +715,16 @@ def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
         grids = [(pv.x0, pv.y1, pv.ppm, w, h)]
         grids.append(grids[0] if bg is None else (bg.x0, bg.y1, bg.ppm, bg.bgr.shape[1], bg.bgr.shape[0]))
         t = _table(pv, a, ny, grids + [(0.0, 0.0, 1.0)])
-        size = np.array([g[3:] for g in grids], np.int32).take(ny, axis=1)
-        stride = np.array([(1, g[3]) for g in grids], np.int32).take(ny, axis=1)
+        # (both in one take)
+        ss = np.array([g[3:] for g in grids] + [(1, g[3]) for g in grids], np.int32).take(ny, axis=1)
+        size, stride = ss[:2], ss[2:]
         lo = hi = None
         if pv.sheet is not None:
             x0, y0, x1, y1 = (float(v) for v in pv.sheet)
             lo, hi = np.array([[x0, -y1], [x1, -y0]]).take(ny, axis=1)
-        counted = np.append(np.asarray(pv.hidden, bool), False).take(side)  # (side -1: the band's, not counted)
-        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted, bool(pv.hidden.any()))
+        hidden = np.asarray(pv.hidden, bool).tolist()
+        counted = np.array(hidden + [False]).take(side)  # (side -1: the band's, not counted)
+        return _ColourPlan(t, size, stride, lo, hi, at[:2], at, counted, any(hidden))
     return memoised(pv.memo, "colour", (pr, bg), make)
 
 
