@@ -257,7 +257,10 @@ def glyph_ink_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarra
         H = H @ jitter
     lp = float(gc.get("locate_px_per_mm", 1.0))
     ns = (int(round(sw * lp)), int(round(sh * lp)))
-    small = warp_frame(img, H @ _scaled_from(lp, -sw / 2, -sh / 2), ns)
+    # (the warp kept as the frame comes, BGRA too: glyph_ink reads the first three channels, so
+    # the alpha is not dropped first)
+    small = cv2.warpPerspective(img, H @ _scaled_from(lp, -sw / 2, -sh / 2), ns,
+                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
     c = glyph_center(cfg, small, lp)
     if c is None:
         return None
@@ -320,8 +323,8 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0)
     blurred into the block round the field), the glyph's counters are taken instead: the field
     the ink encloses (the ring's inside). When those cover under `min_px` too, the ink is looked
     for within the field alone (`_ink_in_field`, with `field_contrast` > 0)."""
-    b, g, r = cv2.split(bgr)
-    w = cv2.blur(cv2.min(cv2.min(b, g), r), (3, 3))
+    # (the channels as views: a BGRA crop's alpha is passed over, and no split is made)
+    w = cv2.blur(cv2.min(cv2.min(bgr[..., 0], bgr[..., 1]), bgr[..., 2]), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     area, cent = _inner_blobs(dark)
     # (no blobs at all, the commonest case, tell "under min_px" without a sum)
@@ -398,6 +401,8 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
     cx, cy = bgr.shape[1] / 2 / px_per_mm, bgr.shape[0] / 2 / px_per_mm
     s2 = 2 * float(cfg["glyph"].get("locate_sigma_mm", 8.0)) ** 2
     pts = cent.tolist()
+    if len(pts) == 1:  # (one blob, three in four searches with ink)
+        return _one_blob_shift(pts[0], float(area[0]), cx, cy, s2, 0.3 * min_mm2)
     for _ in range(3):
         # (the exponents in plain floats, rounded as NumPy's were: a dozen small calls fewer; exp,
         # the sum and the weighted mean stay NumPy's, whose SIMD exp and BLAS plain floats do not match)
@@ -407,7 +412,28 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
         total = np.add.reduce(wgt)
         if total < 0.3 * min_mm2:
             return None
-        cx, cy = (wgt @ cent / total).tolist()
+        nx, ny = (wgt @ cent / total).tolist()
+        if nx == cx and ny == cy:  # a fixed point: the steps left would give it again
+            break
+        cx, cy = nx, ny
+    return cx, cy
+
+
+def _one_blob_shift(xy: Sequence[float], a: float, cx: float, cy: float, s2: float,
+                    least: float) -> tuple[float, float] | None:
+    """glyph_center's mean shift over one blob (centroid xy, area a), on Python floats: with one
+    blob NumPy's sum is the weight itself and the weighted mean one product and one quotient per
+    coordinate, the same IEEE steps (exp stays NumPy's, on the one value); a step that leaves the
+    centre where it was is a fixed point, which the steps left would give again."""
+    x, y = xy
+    for _ in range(3):
+        w = float(np.exp(((x - cx) * (x - cx) + (y - cy) * (y - cy)) / -s2)) * a
+        if w < least:
+            return None
+        nx, ny = w * x / w, w * y / w
+        if nx == cx and ny == cy:
+            break
+        cx, cy = nx, ny
     return cx, cy
 
 
