@@ -663,7 +663,13 @@ def _whiteness(crop_bgr: np.ndarray, gains: np.ndarray | None = None) -> np.ndar
     """L minus chroma of each pixel (float32), white-balanced by `gains` when given
     (glyph_white_balance)."""
     lab = lab_of(crop_bgr, gains)
-    return lab[..., 0] - np.hypot(lab[..., 1], lab[..., 2])
+    # (chroma as the root of a*a + b*b: a and b are whole numbers of at most 128 in size, so the
+    # sum is exact in float32 and its correctly rounded root is np.hypot's value, checked on all
+    # 65,536 pairs; the squares of all three channels in one call: half hypot's time)
+    sq = lab * lab
+    w = sq[..., 1] + sq[..., 2]
+    np.sqrt(w, out=w)
+    return np.subtract(lab[..., 0], w, out=w)
 
 
 def colour_cast(gains: np.ndarray) -> float:
