@@ -1407,10 +1407,10 @@ def _tones(hc: Mapping, tray: Tray, m: HandMask, own: _OwnColours, E: np.ndarray
     at 0.5 three photos of one hand split in two), each is of skin's colour (`_skin_coloured`:
     not a sleeve), each reaches the zone on its own and their middles lie `tone_across_mm` apart
     across the arm (side by side: a sleeve of a skin's colour and its hand lie one behind the
-    other along it; 0: off). One
-    hand's own light and shade spreads its brightness too, but its shaded part is a thin rim
-    round the fingers, not a quarter of it, and lies in strips and specks (a fresh synthetic
-    and a fresh twin photo of one hand split so, 2026-11-28), where two hands lie side by side.
+    other along it; 0: off). One hand's own light and shade spreads its brightness too, but its
+    shaded part is a thin rim round the fingers, not a quarter of it, and lies in strips and
+    specks (a fresh synthetic and a fresh twin photo of one hand split so, 2026-11-28), where
+    two hands lie side by side.
     Returns each part's (entry_deg, tip_mm), or () (`tone_gap` 0: off)."""
     gap = float(hc.get("tone_gap", 0.0))
     if gap <= 0 or m.px is None or len(own.idx) == 0:
