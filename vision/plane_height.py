@@ -1022,12 +1022,12 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
     pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step, bgra)
     pr = probes or make_probes(cfg, tray)
     alpha = float(ac["highest_within"])
-    k, nad, edge = _edge_fit(cfg, pv, pr, zs_a, None if one else nad_a, None if one else czs_a)
-    if tray_bgr is None:
-        sc, ahead = edge, None
-    elif full or not one:
-        sc, ahead = _checked(cfg, pv, pr, k, nad, edge, tray_bgr, bg, gains, None if full else alpha), None
-    else:
+    if tray_bgr is None or full or not one:
+        sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
+                           None if one else czs_a, within=None if full else alpha)
+        ahead = None
+    else:  # (height_scores, with the fine search's first round looked ahead)
+        k, _, edge = _edge_fit(cfg, pv, pr, zs_a, None, None)
         first, ahead = _first_with_fine(cfg, tray, pv, pr, zs_a, k, edge, tray_bgr, bg, gains)
         sc = _checked(cfg, pv, pr, k, None, edge, tray_bgr, bg, gains, alpha, first)
     i = _highest_peak_blocks(sc, facs_a, scale, alpha)
@@ -1341,7 +1341,7 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     f0 = float(reg.camera.K[0, 0])
     win, step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
     zmax_frac = float(ac["max_camera_fraction"])
-    colour = bool(ac.get("focal_colour_checks", True))
+    colour = bool(ac.get("focal_colour_checks", True)) and tray_bgr is not None
     centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
     poses: dict[float, tuple] = {}
     for fac, (C, pose) in (known or {}).items():
@@ -1353,10 +1353,11 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
             centres[fac], poses[fac] = _pose_centre(pv, reg.H, f0 * fac, w, h)
         return centres[fac]
 
-    def best(facs: list[float], scale: float, offs: np.ndarray, ahead: list[float] = ()) -> tuple[float, float]:
-        """The best (factor, height) among the factors, each at the heights that show the face at
-        `scale` on the tray plane for its camera centre, plus offs. The poses of the factors
-        `ahead` are made with theirs (kept in the view's memo, _pose_centres)."""
+    def candidates(facs: list[float], scale: float, offs: np.ndarray, ahead: list[float] = ()) -> tuple:
+        """The factors, each at the heights that show the face at `scale` on the tray plane for
+        its camera centre, plus offs, with their edge fit: (facs, each candidate's factor's row,
+        heights, then _edge_fit's k, nadirs and scores). The poses of the factors `ahead` are
+        made with theirs (kept in the view's memo, _pose_centres)."""
         # all the factors at once (one row each), the same arithmetic as one by one
         new = [fac for fac in dict.fromkeys(facs) if fac not in centres]
         if new:
@@ -1370,22 +1371,49 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         keep &= zc < C[:, 2:] * zmax_frac
         row = keep.nonzero()[0]
         zs_all = zc[keep]
-        sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,
-                           C[row, :2], C[row, 2], within=1.0)
+        return (facs, row, zs_all) + _edge_fit(cfg, pv, pr, zs_all, C[row, :2], C[row, 2])
+
+    def best(cand: tuple, first: np.ndarray | None = None) -> tuple[int, float, float]:
+        """The best of the candidates (height_scores within 1; `first`: _checked's), as its
+        index, factor and height."""
+        facs, row, zs_all, k, nad, sc = cand
+        if colour:
+            sc = _checked(cfg, pv, pr, k, nad, sc, tray_bgr, bg, gains, 1.0, first)
         i = int(sc.argmax())
-        return facs[int(row[i])], float(zs_all[i])
+        return i, facs[int(row[i])], float(zs_all[i])
+
+    def fine(fac: float, zb: float) -> tuple:
+        """The fine candidates: the factor and its neighbours half a factor step away, heights
+        round zb."""
+        cz = float(centre(fac)[2])
+        return candidates(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
+                          np.arange(-2 * step, 2 * step + 1e-6, step))
 
     fs = sorted(factors)
     d = min(b - a for a, b in zip(fs, fs[1:])) / 2 if len(factors) > 1 else 0.0
     # coarse: every factor, heights round the one showing the face as large as found, 2 fine steps
     # apart (the fine step's factors' poses made with theirs: one pass, not two; a pass is ~0.1 ms
     # in a frame, much of it LAPACK's cold start, and a pose more some 5 us)
-    fac, zb = best(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step),
-                   [f for fac in factors for f in (fac - d, fac + d)] if d else [])
+    coarse = candidates(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step),
+                        [f for fac in factors for f in (fac - d, fac + d)] if d else [])
     # fine: the best factor and its neighbours half a factor step away, heights round the best
-    cz = float(centre(fac)[2])
-    fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
-                   np.arange(-2 * step, 2 * step + 1e-6, step))
+    if not colour:
+        _, fac, zb = best(coarse)
+        _, fac, zb = best(fine(fac, zb))
+    else:
+        # the fine candidates round the best edge fit made ahead, and their first round of colour
+        # checks made in one call with the coarse one's (as coarse_search with the fine search's):
+        # taken when that candidate wins, four frames in five
+        at = _first_round(coarse[5])
+        j = int(at[0])
+        ahead = fine(coarse[0][int(coarse[1][j])], float(coarse[2][j]))
+        af = _first_round(ahead[5])
+        got = _colour_checked(cfg, pv, pr, np.concatenate([coarse[3][at], ahead[3][af]]),
+                              np.concatenate([coarse[4][at], ahead[4][af]]),
+                              np.concatenate([coarse[5][at], ahead[5][af]]), tray_bgr, bg, gains)
+        n = len(at)
+        i, fac, zb = best(coarse, got[:n])
+        _, fac, zb = best(ahead, got[n:]) if i == j else best(fine(fac, zb))
     if fac == 1.0:
         return zb, reg
     K, R, t = poses[fac]
