@@ -607,6 +607,16 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     scored in full and the others get -inf: the colour checks can only lower a score, so they are
     taken best edge fit first until no candidate left could reach it (most frames need one or
     two of some forty). The best and every candidate within `within` of it score as without."""
+    k, nadirs, sc = _edge_fit(cfg, pv, pr, zs, nadirs, cam_zs)
+    if tray_bgr is None:
+        return sc
+    return _checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains, within)
+
+
+def _edge_fit(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nadirs: np.ndarray | None,
+              cam_zs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """height_scores before the colour checks: each candidate's scale k, its centre (nadirs as
+    float64, or None) and its edge-fit score (the outline's fit plus the best pattern)."""
     ac = cfg["align"]
     zs = np.asarray(zs, dtype=np.float64)
     Z = len(zs)
@@ -642,10 +652,23 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
         med = med.reshape(Z, 2, 10)
         pat = np.maximum.reduce((med @ pr.pattern_w + pr.pattern_off).reshape(Z, -1), axis=1)
         sc = sc + w * np.maximum(pat, 0.0) / (float(np.maximum.reduce(pat)) + 1e-9)
-    if tray_bgr is None:
-        return sc
+    return k, nadirs, sc
+
+
+def _first_round(sc: np.ndarray) -> np.ndarray:
+    """The candidates _checked's first round takes (of edge-fit scores sc, within given): the
+    best four edge fits."""
+    return (-sc).argsort(kind="stable")[:4]
+
+
+def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None, sc: np.ndarray,
+             tray_bgr: np.ndarray, bg, gains, within: float | None, first: np.ndarray | None = None) -> np.ndarray:
+    """height_scores from the edge fit (_edge_fit): the colour checks, with `within` only where
+    they can matter. `first`: the colour-checked scores of the first round's candidates
+    (_first_round) when already known (coarse_search scores them with its own)."""
     if within is None:
         return _colour_checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains)
+    Z = len(sc)
     # best edge fit first; a candidate is checked while it could still reach `within` of the best checked.
     # Those that can are a run at the head of the unchecked in this order (NaN last, never taken
     # but in the first four), so each round takes the next run: none twice, and none once a round is empty
@@ -657,8 +680,11 @@ def height_scores(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.nd
     lo, hi, best = 0, min(4, Z), -math.inf
     while lo < hi:
         at = order[lo:hi]
-        got = _colour_checked(cfg, pv, pr, k[at], None if nadirs is None else nadirs[at], sc[at],
-                              tray_bgr, bg, gains)
+        if first is not None and lo == 0:
+            got = first
+        else:
+            got = _colour_checked(cfg, pv, pr, k[at], None if nadirs is None else nadirs[at], sc[at],
+                                  tray_bgr, bg, gains)
         full[at] = got
         best = _running_max(best, got.tolist())
         bar = within * best
@@ -921,6 +947,20 @@ def _not_tray(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class _FineAhead:
+    """The fine search round one coarse candidate (refine_candidate's, one camera), its edge fit
+    and its first round's colour-checked scores (_checked's `first`), made by coarse_search in
+    the same call as its own first round; kept with what they were made for."""
+
+    i: int               # the coarse candidate
+    fine: np.ndarray     # its fine heights (tl.fine_heights)
+    k: np.ndarray        # their scales (_edge_fit)
+    sc: np.ndarray       # their edge-fit scores
+    first: np.ndarray    # the first round's scores (_first_round)
+    made_with: tuple     # (cfg, tray, tray_bgr, bg, gains): reused only for the same objects
+
+
+@dataclass(frozen=True)
 class CoarseSearch:
     """The coarse height candidates of one frame (per focal factor's camera when
     align.coarse_all_focal), their scores and the rectified view they were scored on, kept so
@@ -935,6 +975,7 @@ class CoarseSearch:
     scores: np.ndarray   # (Z,) scores, -inf where not worth a full score (height_scores' `within`)
     centres: dict        # focal factor -> (camera centre, pose) (_focal_centres)
     chosen: int          # the candidate fit_height refines
+    ahead: _FineAhead | None = None  # the fine search round the best edge fit, first round checked
 
     @property
     def one_camera(self) -> bool:
@@ -981,10 +1022,34 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
     pv = plane_view(cfg, tray, reg, img, lo, cz0 * (1 - 1 / k_max) + step, bgra)
     pr = probes or make_probes(cfg, tray)
     alpha = float(ac["highest_within"])
-    sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
-                       None if one else czs_a, within=None if full else alpha)
+    if tray_bgr is None or full or not one:
+        sc = height_scores(cfg, tray, pv, pr, zs_a, tray_bgr, bg, gains, None if one else nad_a,
+                           None if one else czs_a, within=None if full else alpha)
+        ahead = None
+    else:  # (height_scores, with the fine search's first round looked ahead)
+        k, _, edge = _edge_fit(cfg, pv, pr, zs_a, None, None)
+        first, ahead = _first_with_fine(cfg, tray, pv, pr, zs_a, k, edge, tray_bgr, bg, gains)
+        sc = _checked(cfg, pv, pr, k, None, edge, tray_bgr, bg, gains, alpha, first)
     i = _highest_peak_blocks(sc, facs_a, scale, alpha)
-    return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i)
+    return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i, ahead)
+
+
+def _first_with_fine(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, k: np.ndarray,
+                     edge: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, _FineAhead]:
+    """The coarse search's first round of colour checks (one camera), and the fine search's
+    round its best edge fit (refine_candidate's when that candidate is chosen: four frames in
+    five) with its own first round, both rounds in one _colour_checked call: the checks are some
+    fifty NumPy calls whatever the candidates (up to 16: the path for a few), and a candidate's
+    score does not depend on the others checked with it, so each is the one it would be alone."""
+    at = _first_round(edge)
+    j = int(at[0])
+    fine = tl.fine_heights(cfg, tray, float(zs[j]))
+    kf, _, sf = _edge_fit(cfg, pv, pr, fine, None, None)
+    af = _first_round(sf)
+    got = _colour_checked(cfg, pv, pr, np.concatenate([k[at], kf[af]]), None, np.concatenate([edge[at], sf[af]]),
+                          tray_bgr, bg, gains)
+    n = len(at)
+    return got[:n], _FineAhead(j, fine, kf, sf, got[n:], (cfg, tray, tray_bgr, bg, gains))
 
 
 def _shifted_nadirs(C: np.ndarray, zs: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -1026,7 +1091,12 @@ def refine_candidate(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, 
     """Coarse candidate i refined: a fine search round it, then (align.focal_factors) the focal
     length searched with it. Returns the height and the registration whose camera fits it."""
     ac = cfg["align"]
-    if cs.one_camera:
+    a = cs.ahead
+    if a is not None and a.i == i and all(x is y for x, y in zip(a.made_with, (cfg, tray, tray_bgr, bg, gains))):
+        # (coarse_search's: the same as below, its first round checked with the coarse one's)
+        z = float(a.fine[int(np.argmax(_checked(cfg, cs.pv, cs.pr, a.k, None, a.sc, tray_bgr, bg, gains, 1.0,
+                                                a.first)))])
+    elif cs.one_camera:
         fine = tl.fine_heights(cfg, tray, float(cs.zs[i]))
         z = float(fine[int(np.argmax(height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, within=1.0)))])
     else:  # the focal search starts from the coarse winner's face scale, as a height for the calibrated camera
@@ -1271,7 +1341,7 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     f0 = float(reg.camera.K[0, 0])
     win, step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
     zmax_frac = float(ac["max_camera_fraction"])
-    colour = bool(ac.get("focal_colour_checks", True))
+    colour = bool(ac.get("focal_colour_checks", True)) and tray_bgr is not None
     centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
     poses: dict[float, tuple] = {}
     for fac, (C, pose) in (known or {}).items():
@@ -1283,10 +1353,11 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
             centres[fac], poses[fac] = _pose_centre(pv, reg.H, f0 * fac, w, h)
         return centres[fac]
 
-    def best(facs: list[float], scale: float, offs: np.ndarray, ahead: list[float] = ()) -> tuple[float, float]:
-        """The best (factor, height) among the factors, each at the heights that show the face at
-        `scale` on the tray plane for its camera centre, plus offs. The poses of the factors
-        `ahead` are made with theirs (kept in the view's memo, _pose_centres)."""
+    def candidates(facs: list[float], scale: float, offs: np.ndarray, ahead: list[float] = ()) -> tuple:
+        """The factors, each at the heights that show the face at `scale` on the tray plane for
+        its camera centre, plus offs, with their edge fit: (facs, each candidate's factor's row,
+        heights, then _edge_fit's k, nadirs and scores). The poses of the factors `ahead` are
+        made with theirs (kept in the view's memo, _pose_centres)."""
         # all the factors at once (one row each), the same arithmetic as one by one
         new = [fac for fac in dict.fromkeys(facs) if fac not in centres]
         if new:
@@ -1300,22 +1371,49 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         keep &= zc < C[:, 2:] * zmax_frac
         row = keep.nonzero()[0]
         zs_all = zc[keep]
-        sc = height_scores(cfg, tray, pv, pr, zs_all, tray_bgr if colour else None, bg, gains,
-                           C[row, :2], C[row, 2], within=1.0)
+        return (facs, row, zs_all) + _edge_fit(cfg, pv, pr, zs_all, C[row, :2], C[row, 2])
+
+    def best(cand: tuple, first: np.ndarray | None = None) -> tuple[int, float, float]:
+        """The best of the candidates (height_scores within 1; `first`: _checked's), as its
+        index, factor and height."""
+        facs, row, zs_all, k, nad, sc = cand
+        if colour:
+            sc = _checked(cfg, pv, pr, k, nad, sc, tray_bgr, bg, gains, 1.0, first)
         i = int(sc.argmax())
-        return facs[int(row[i])], float(zs_all[i])
+        return i, facs[int(row[i])], float(zs_all[i])
+
+    def fine(fac: float, zb: float) -> tuple:
+        """The fine candidates: the factor and its neighbours half a factor step away, heights
+        round zb."""
+        cz = float(centre(fac)[2])
+        return candidates(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
+                          np.arange(-2 * step, 2 * step + 1e-6, step))
 
     fs = sorted(factors)
     d = min(b - a for a, b in zip(fs, fs[1:])) / 2 if len(factors) > 1 else 0.0
     # coarse: every factor, heights round the one showing the face as large as found, 2 fine steps
     # apart (the fine step's factors' poses made with theirs: one pass, not two; a pass is ~0.1 ms
     # in a frame, much of it LAPACK's cold start, and a pose more some 5 us)
-    fac, zb = best(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step),
-                   [f for fac in factors for f in (fac - d, fac + d)] if d else [])
+    coarse = candidates(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step),
+                        [f for fac in factors for f in (fac - d, fac + d)] if d else [])
     # fine: the best factor and its neighbours half a factor step away, heights round the best
-    cz = float(centre(fac)[2])
-    fac, zb = best(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
-                   np.arange(-2 * step, 2 * step + 1e-6, step))
+    if not colour:
+        _, fac, zb = best(coarse)
+        _, fac, zb = best(fine(fac, zb))
+    else:
+        # the fine candidates round the best edge fit made ahead, and their first round of colour
+        # checks made in one call with the coarse one's (as coarse_search with the fine search's):
+        # taken when that candidate wins, four frames in five
+        at = _first_round(coarse[5])
+        j = int(at[0])
+        ahead = fine(coarse[0][int(coarse[1][j])], float(coarse[2][j]))
+        af = _first_round(ahead[5])
+        got = _colour_checked(cfg, pv, pr, np.concatenate([coarse[3][at], ahead[3][af]]),
+                              np.concatenate([coarse[4][at], ahead[4][af]]),
+                              np.concatenate([coarse[5][at], ahead[5][af]]), tray_bgr, bg, gains)
+        n = len(at)
+        i, fac, zb = best(coarse, got[:n])
+        _, fac, zb = best(ahead, got[n:]) if i == j else best(fine(fac, zb))
     if fac == 1.0:
         return zb, reg
     K, R, t = poses[fac]

@@ -768,7 +768,11 @@ def not_tray_colour(th: Mapping, px: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def not_tray_colours(th: Mapping, px: np.ndarray, refs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """not_tray_colour of the same pixels against each reference (each broadcasting against px),
-    the pixels' own terms worked out once."""
+    the pixels' own terms worked out once. (Many pixels, _PLANAR_FROM or more: each colour's
+    channels as planes, whose arithmetic runs on whole rows; the same steps, a third to a half
+    of the time on a few thousand colours.)"""
+    if np.size(px) >= 3 * _PLANAR_FROM:
+        return _not_tray_planar(th, px, refs)
     px = px + 1.0
     s_px = px[..., 0] + px[..., 1] + px[..., 2]
     q_px = px / s_px[..., None]
@@ -784,6 +788,47 @@ def not_tray_colours(th: Mapping, px: np.ndarray, refs: Sequence[np.ndarray]) ->
         if "shadow_below" in th:
             chroma = np.where(ratio < float(th["shadow_below"]), float(th["shadow_chroma"]), chroma)
         out.append((dist > chroma) | (ratio < float(th["dark"])) | (ratio > float(th["bright"])))
+    return out
+
+
+_PLANAR_FROM = 2500  # colours: below, the planes' extra copies cost more than they save
+
+
+def _not_tray_planar(th: Mapping, px: np.ndarray, refs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """not_tray_colours with the colours as channel planes ((3, ...), each padded to the
+    arrays' most dimensions so that they broadcast as the colours did): the same float32 steps
+    elementwise, on contiguous rows instead of every third value."""
+    nd = max([np.ndim(px)] + [np.ndim(r) for r in refs])
+    px = _planes_plus_one(px, nd)
+    s_px = px[0] + px[1]
+    s_px += px[2]
+    q_px = np.divide(px, s_px, out=px)
+    out = []
+    for ref in refs:
+        ref = _planes_plus_one(ref, nd)
+        s_ref = ref[0] + ref[1]
+        s_ref += ref[2]
+        d = np.subtract(q_px, np.divide(ref, s_ref, out=ref))
+        np.abs(d, out=d)
+        dist = d[0] + d[1]
+        dist += d[2]
+        ratio = s_px / s_ref
+        chroma = float(th["chroma"])
+        if "shadow_below" in th:
+            chroma = np.where(ratio < float(th["shadow_below"]), float(th["shadow_chroma"]), chroma)
+        far = dist > chroma
+        far |= ratio < float(th["dark"])
+        far |= ratio > float(th["bright"])
+        out.append(far)
+    return out
+
+
+def _planes_plus_one(a: np.ndarray, nd: int) -> np.ndarray:
+    """(3, ...) channel planes of a + 1.0 (a (..., 3) padded to nd dimensions), in a's + 1.0 dtype."""
+    a = np.asarray(a)
+    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    out = np.empty((3,) + a.shape[:-1], np.result_type(a, 1.0))
+    np.add(np.moveaxis(a, -1, 0), 1.0, out=out)
     return out
 
 
