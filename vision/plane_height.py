@@ -655,10 +655,18 @@ def _edge_fit(cfg: Mapping, pv: PlaneView, pr: Probes, zs: np.ndarray, nadirs: n
     return k, nadirs, sc
 
 
+_FIRST_ROUND = 4  # the candidates _checked colour-checks first, best edge fit first
+
+
+def _best_first(sc: np.ndarray) -> np.ndarray:
+    """The candidates by edge-fit score sc, best first (ties in their order; NaN last)."""
+    return (-sc).argsort(kind="stable")
+
+
 def _first_round(sc: np.ndarray) -> np.ndarray:
     """The candidates _checked's first round takes (of edge-fit scores sc, within given): the
     best four edge fits."""
-    return (-sc).argsort(kind="stable")[:4]
+    return _best_first(sc)[:_FIRST_ROUND]
 
 
 def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None, sc: np.ndarray,
@@ -673,11 +681,11 @@ def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.
     # Those that can are a run at the head of the unchecked in this order (NaN last, never taken
     # but in the first four), so each round takes the next run: none twice, and none once a round is empty
     # (the bookkeeping in plain Python: a dozen NumPy calls on ~40 values a round cost more)
-    order = (-sc).argsort(kind="stable")
+    order = _best_first(sc)
     edge = sc[order].tolist()  # (float32 or float64: exact as Python floats, compared as NumPy would)
     full = np.empty(Z)
     full.fill(-np.inf)  # (np.full's wrapper: twice the time)
-    lo, hi, best = 0, min(4, Z), -math.inf
+    lo, hi, best = 0, min(_FIRST_ROUND, Z), -math.inf
     while lo < hi:
         at = order[lo:hi]
         if first is not None and lo == 0:
