@@ -84,10 +84,12 @@ AB_CHROMA, AB_HUE = _ab_tables()  # constants: looking up 65536 entries beats ar
 # uint16 (`_ab_index`), so the index costs no arithmetic.
 _BA_CHROMA = np.ascontiguousarray(AB_CHROMA.reshape(256, 256).T).reshape(-1)
 # per (a, b): its hue bin (0-11) when coloured (chroma over 18), else 12, or 13 when grey (chroma under 15)
+# (8-bit: the codes' class then comes from cv2.LUT, and the hue bins by patch stay 8-bit for bincount)
 _BA_CODE = np.where(_BA_CHROMA > 18, np.ascontiguousarray(AB_HUE.reshape(256, 256).T).reshape(-1),
-                    np.where(_BA_CHROMA < 15, 13, 12)).astype(np.int32)
+                    np.where(_BA_CHROMA < 15, 13, 12)).astype(np.uint8)
 # per code, its class in the medians' histogram (coloured 0, grey 1, other 2) times the class's stride
-_CLASS_STRIDE = np.array([0] * 12 + [2, 1], np.uint8) * 6
+# (256 entries: a table for cv2.LUT)
+_CLASS_STRIDE = np.array([0] * 12 + [2, 1] + [0] * 242, np.uint8) * 6
 _L8 = np.arange(256, dtype=np.uint8) * LAB_SCALE[0]  # each 8-bit L's float L, as the features take it
 _DARK_BELOW = int(np.count_nonzero(_L8 < 25))  # float L < 25: 8-bit L under this (L rises with it)
 _BRIGHT_FROM = int(np.count_nonzero(_L8 <= 75))  # float L > 75: 8-bit L from this
@@ -103,8 +105,9 @@ _MED_GROUPS = np.array([0, 1, 3])  # the groups whose medians are features (the 
 def _colour_layout(S: int, ph: int, pw: int) -> tuple[np.ndarray, ...]:
     """color_features' constant arrays for S patches of ph x pw: each pixel channel's histogram
     row but for its colour class, (S, N, 3) uint8 (rows (patch, class, frame, channel)); the
-    hue histogram's row offset per patch; per cumulative histogram row (patch, group, channel),
-    the offset that turns two searchsorted places into the median's _MED_LAB index; where
+    hue histogram's row offset per patch (8-bit as the codes, S <= 14); per cumulative histogram
+    row (patch, group, channel), the offset that turns two searchsorted places into the median's
+    _MED_LAB index; where
     the cumulative counts of coloured, dark and bright grey pixels lie; and whether a patch can
     lack pixels or a frame (whose medians need clipping)."""
     frame = np.ones((ph, pw), bool)
@@ -115,7 +118,7 @@ def _colour_layout(S: int, ph: int, pw: int) -> tuple[np.ndarray, ...]:
     off = 2 * (r * 256 + 1) - (r % 3) * 511
     L0 = lambda g: (np.arange(S) * 4 + g) * 3 * 256  # noqa: E731 (where the L row of group g starts)
     at = np.stack([L0(1) + 256, L0(1), L0(0) + _DARK_BELOW, L0(0), L0(2) + 256, L0(2) + _BRIGHT_FROM], axis=1)
-    out = (rows, (np.arange(S).reshape(-1, 1) * 14).astype(np.int32), off, r * 256 + 1, at)
+    out = (rows, (np.arange(S).reshape(-1, 1) * 14).astype(np.uint8), off, r * 256 + 1, at)
     for a in out:
         a.flags.writeable = False
     return out + (not frame.any(),)
@@ -137,7 +140,7 @@ def color_features(labs: np.ndarray) -> np.ndarray:
     coloured pixels' median is the whole patch's when it has 10 or fewer, and the hue histogram
     puts the pixels that are not coloured in two bins left out."""
     S = labs.shape[0]
-    if S > 14:  # (the histogram's rows are 8-bit)
+    if S > 14:  # (the histogram's rows and the hue bins by patch are 8-bit)
         return np.concatenate([color_features(labs[i:i + 14]) for i in range(0, S, 14)])
     labs = np.ascontiguousarray(labs)
     return _color_features(labs, _std1(labs.reshape(S, -1, 3)[..., 0] * LAB_SCALE[0]))
@@ -160,7 +163,7 @@ def _color_features(labs: np.ndarray, l_std: np.ndarray) -> np.ndarray:
     # the medians: counts by (patch, class, frame, channel, value), then per group (all, coloured,
     # grey, frame) one cumulative count over all rows, whose middle ranks searchsorted finds
     # (the class copied to the three channels by OpenCV: NumPy's broadcast over them is 20 times slower)
-    key = np.add(rows, cv2.cvtColor(_CLASS_STRIDE.take(code), cv2.COLOR_GRAY2BGR))
+    key = np.add(rows, cv2.cvtColor(cv2.LUT(code, _CLASS_STRIDE), cv2.COLOR_GRAY2BGR))
     H = cv2.calcHist([key.reshape(-1, 3), labs.reshape(-1, 3)], [0, 1], None, [S * 18, 256], [0, S * 18, 0, 256])
     # (the groups' counts as one 0/1 matrix product over the 6 (class, frame) rows: every sum is of
     # whole counts under 2^24, so exact in any order; a third of the three adds' time)
