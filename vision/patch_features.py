@@ -347,11 +347,9 @@ def _occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray, pla
     else:
         sums = np.stack([colsum[:, k * w // 3:(k + 1) * w // 3].sum(axis=1) for k in range(3)], axis=1)
     means = sums / px * LAB_SCALE - LAB_SHIFT
-    pairs = means[:, _THIRD_PAIRS]  # (S, 2, 3, 3): thirds 0, 0, 1 against 2, 1, 2
-    d = pairs[:, 0] - pairs[:, 1]
-    norms = np.sqrt(np.add.reduce(d * d, axis=2))  # (_norm1 of each pair)
-    spread = norms[:, 0] + norms[:, 1]
-    spread += norms[:, 2]
+    d = means.take(_THIRD_PAIRS[0], axis=1) - means.take(_THIRD_PAIRS[1], axis=1)  # thirds 0, 0, 1 less 2, 1, 2
+    d *= d
+    spread = np.add.reduce(np.sqrt(np.add.reduce(d, axis=2)), axis=1)  # (_norm1 of each pair, added in turn)
     # at level 1 an empty slot shows the bare tray: how much of the patch has the tray's colour
     # (squared Lab distance to it per 8-bit value and channel, looked up; a distance under d is a
     # squared distance under the least float32 whose square root is d)
@@ -365,11 +363,14 @@ def _occupancy_features(cfg: Mapping, labs: np.ndarray, color_f: np.ndarray, pla
     spread_ab = (ab_std / 50).reshape(2, S)
     steps = g[:, :, 1:-1].reshape(2 * S, -1)  # (each patch's steps in a row of its own: _mean1's sums)
     step_means = (np.add.reduce(steps, axis=1) / steps.shape[1] / 50).reshape(2, S)
+    # the three greatest steps over the base, the thirds' two in order (a division by the same
+    # positive base keeps their order, so the lesser ratio is the lesser step's)
+    top /= base[:, None]
+    top[:, 1:].sort(axis=1)
     # (one concatenate straight to float32: column_stack's wrapper makes each column 2-D in turn,
     # and every value rounds to float32 once either way)
     return np.concatenate([
-        (top[:, 0] / base)[:, None], (np.minimum(top[:, 1], top[:, 2]) / base)[:, None],
-        (np.maximum(top[:, 1], top[:, 2]) / base)[:, None], edge_long[:, None], (spread / 100)[:, None],
+        top, edge_long[:, None], (spread / 100)[:, None],
         spread_ab.T, step_means.T, tray.T, color_f,
     ], axis=1, dtype=np.float32)
 
