@@ -39,6 +39,7 @@ import cv2
 import numpy as np
 
 from referee.observations import HandReading
+from vision import top_level as tl
 from vision.kit import Tray
 from vision.memo import memoised
 from vision.table_memory import TableReference
@@ -466,10 +467,8 @@ def _samples(hc: Mapping, G: HandGrid, reg: Registration, img: np.ndarray, means
         M = M / M[2, 2]
         size = (G.n, G.rows or G.n)  # columns, rows
         h, w = img.shape[:2]
-        px8 = cv2.warpPerspective(cell_means(hc, img) if means is None else means, M, size,
-                                  flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-        if px8.shape[2] == 4:  # (the frame as BGRA for its means: the reader's, warped in half the time)
-            px8 = cv2.cvtColor(px8, cv2.COLOR_BGRA2BGR)
+        # (the frame may come as BGRA for its means: the reader's, warped in half the time)
+        px8 = tl.warp_frame(cell_means(hc, img) if means is None else means, M, size)
         in_img = cv2.warpPerspective(_ones(h - 2, w - 2), _SHIFT1 @ M,
                                      size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0).view(bool)
         return M, _readonly(px8), _readonly(px8.astype(np.float32)), _readonly(in_img)

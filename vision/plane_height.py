@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -1046,18 +1046,28 @@ def _first_with_fine(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np
                      edge: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, _FineAhead]:
     """The coarse search's first round of colour checks (one camera), and the fine search's
     round its best edge fit (refine_candidate's when that candidate is chosen: four frames in
-    five) with its own first round, both rounds in one _colour_checked call: the checks are some
-    fifty NumPy calls whatever the candidates (up to 16: the path for a few), and a candidate's
-    score does not depend on the others checked with it, so each is the one it would be alone."""
+    five) with its own first round, both rounds in one call (`_first_rounds_checked`)."""
     at = _first_round(edge)
     j = int(at[0])
     fine = tl.fine_heights(cfg, tray, float(zs[j]))
     kf, _, sf = _edge_fit(cfg, pv, pr, fine, None, None)
-    af = _first_round(sf)
-    got = _colour_checked(cfg, pv, pr, np.concatenate([k[at], kf[af]]), None, np.concatenate([edge[at], sf[af]]),
-                          tray_bgr, bg, gains)
-    n = len(at)
-    return got[:n], _FineAhead(j, fine, kf, sf, got[n:], (cfg, tray, tray_bgr, bg, gains))
+    first, ahead = _first_rounds_checked(cfg, pv, pr, [(k, None, edge, at), (kf, None, sf, _first_round(sf))],
+                                         tray_bgr, bg, gains)
+    return first, _FineAhead(j, fine, kf, sf, ahead, (cfg, tray, tray_bgr, bg, gains))
+
+
+def _first_rounds_checked(cfg: Mapping, pv: PlaneView, pr: Probes, fits: Sequence[tuple], tray_bgr: np.ndarray,
+                          bg, gains) -> list[np.ndarray]:
+    """_checked's first round of each edge fit in `fits` ((k, nadirs or None for all, edge-fit
+    scores, its first round: _first_round)), colour-checked in one _colour_checked call: the
+    checks are some fifty NumPy calls whatever the candidates (up to 16: the path for a few),
+    and a candidate's score does not depend on the others checked with it, so each is the one
+    it would be alone. Returns each fit's first round's scores (_checked's `first`)."""
+    ats = [at for *_, at in fits]
+    nadirs = None if fits[0][1] is None else np.concatenate([n[at] for (_, n, _, at) in fits])
+    got = _colour_checked(cfg, pv, pr, np.concatenate([k[at] for (k, _, _, at) in fits]), nadirs,
+                          np.concatenate([sc[at] for (_, _, sc, at) in fits]), tray_bgr, bg, gains)
+    return np.split(got, np.cumsum([len(at) for at in ats])[:-1])
 
 
 def _shifted_nadirs(C: np.ndarray, zs: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -1415,13 +1425,10 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         at = _first_round(coarse[5])
         j = int(at[0])
         ahead = fine(coarse[0][int(coarse[1][j])], float(coarse[2][j]))
-        af = _first_round(ahead[5])
-        got = _colour_checked(cfg, pv, pr, np.concatenate([coarse[3][at], ahead[3][af]]),
-                              np.concatenate([coarse[4][at], ahead[4][af]]),
-                              np.concatenate([coarse[5][at], ahead[5][af]]), tray_bgr, bg, gains)
-        n = len(at)
-        i, fac, zb = best(coarse, got[:n])
-        _, fac, zb = best(ahead, got[n:]) if i == j else best(fine(fac, zb))
+        fits = [(*coarse[3:], at), (*ahead[3:], _first_round(ahead[5]))]  # (k, nadirs, scores, first round)
+        first, first_ahead = _first_rounds_checked(cfg, pv, pr, fits, tray_bgr, bg, gains)
+        i, fac, zb = best(coarse, first)
+        _, fac, zb = best(ahead, first_ahead) if i == j else best(fine(fac, zb))
     if fac == 1.0:
         return zb, reg
     K, R, t = poses[fac]

@@ -212,12 +212,18 @@ def _scaled_from(ppm: float, x0: float, y0: float) -> np.ndarray:
     return A
 
 
+def warp_linear(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """cv2.warpPerspective as the frame's crops take it: linear, inverse map, border replicated;
+    a BGRA frame stays BGRA (for a reader of its first three channels alone)."""
+    return cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+
+
 def warp_frame(img: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """cv2.warpPerspective (linear, inverse map, border replicated) of the frame, BGR, to BGR.
-    The frame may come as BGRA (`frame_bgra`, once a frame): each channel is interpolated alone,
-    so its B, G, R are the BGR warp's very bytes, and OpenCV 5 warps four 8-bit channels in about
-    two thirds of the time of three, the alpha dropped after (1 us) included."""
-    out = cv2.warpPerspective(img, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    """`warp_linear` of the frame, BGR, to BGR. The frame may come as BGRA (`frame_bgra`, once a
+    frame): each channel is interpolated alone, so its B, G, R are the BGR warp's very bytes, and
+    OpenCV 5 warps four 8-bit channels in about two thirds of the time of three, the alpha
+    dropped after (1 us) included."""
+    out = warp_linear(img, M, size)
     return cv2.cvtColor(out, cv2.COLOR_BGRA2BGR) if img.ndim == 3 and img.shape[2] == 4 else out
 
 
@@ -259,8 +265,7 @@ def glyph_ink_offset(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarra
     ns = (int(round(sw * lp)), int(round(sh * lp)))
     # (the warp kept as the frame comes, BGRA too: glyph_ink reads the first three channels, so
     # the alpha is not dropped first)
-    small = cv2.warpPerspective(img, H @ _scaled_from(lp, -sw / 2, -sh / 2), ns,
-                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    small = warp_linear(img, H @ _scaled_from(lp, -sw / 2, -sh / 2), ns)
     c = glyph_center(cfg, small, lp)
     if c is None:
         return None
