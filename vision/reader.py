@@ -1573,7 +1573,9 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
                               "lies partly outside the camera's view"),
                   _slots_note(named_by_colour(p, ev, slots), "named by its colour: its number or symbol is not seen"),
                   _slots_note(empties_under_a_hand(p, ctx, img, z, orient, first, slots),
-                              "reads empty, but a hand covers it: a block there may not be seen")):
+                              "reads empty, but a hand covers it: a block there may not be seen"),
+                  _slots_note(empties_on_the_table(p, ctx, img, z, orient, first, slots),
+                              "reads empty, but shows the table beside the tray: the top may lie elsewhere")):
         if doubt:
             uncertain, note = True, _with_note(note, doubt)
     if all(s.block is None for s in slots):  # every top level holds a block: this one is not seen
@@ -1582,6 +1584,45 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     if clock:
         clock.lap(CHECKS)
     return FrameResult(reading, reg, z, o_conf, first, reg0, img)
+
+
+def empties_on_the_table(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, first: int,
+                         slots: Sequence[SlotReading]) -> list[int]:
+    """The slots read empty of a tall top (above decision.tray_check_below_levels) of which
+    decision.empty_on_table_share or more looks like the table round the tray sheet
+    (`plane_height.table_colour`, in this frame's light): a top's empty slot shows the level
+    below, never the table, so the face found lies off the tower (fresh synthetic 23/0046: a
+    face found 70 mm too high on a top of two Wilds, read one slot over, its third slot on the
+    green table, given as sure)."""
+    dc = p.cfg["decision"]
+    share = float(dc.get("empty_on_table_share", 1.0))
+    empty = [i for i, s in enumerate(slots) if s.block is None]
+    if (share >= 1.0 or not empty or len(empty) == len(slots)
+            or z <= float(dc["tray_check_below_levels"]) * float(p.tray.block_mm[2])):
+        return []
+    # only a slot whose line of sight, were the tower not there, meets the tray plane past the
+    # sheet can show the table (a few float steps a slot: most frames stop here)
+    empty = [i for i in empty if _sight_past_sheet(p, ctx.registration, z, orient, i + first)]
+    if not empty:
+        return []
+    table = plane_height.table_colour(p.cfg, p.tray, ctx.registration, img)
+    if table is None:
+        return []
+    frac = tl.slot_tray_fraction(p.cfg, p.tray, ctx.registration, img, z, orient, table, None, None, first)
+    return [i for i in empty if frac[i] >= share]
+
+
+def _sight_past_sheet(p: Pipeline, reg: Registration, z: float, orient: str, slot: int) -> bool:
+    """Whether the line of sight through the middle of a slot at height z meets the tray plane
+    beyond the tray sheet (the markers' extent grown by align.sheet_margin_mm)."""
+    mid = _slot_outline(tuple(p.tray.block_mm), tuple(p.tray.tower_center), orient, slot).mean(axis=0)
+    cx, cy, cz = (float(v) for v in reg.camera.center)
+    if cz <= z:
+        return True
+    k = cz / (cz - z)
+    x, y = cx + (float(mid[0]) - cx) * k, cy + (float(mid[1]) - cy) * k
+    x0, y0, x1, y1 = plane_height._grown(p.tray, float(p.cfg["align"].get("sheet_margin_mm", 0.0)))
+    return not (x0 <= x <= x1 and y0 <= y <= y1)
 
 
 def empties_under_a_hand(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, first: int,
