@@ -1246,7 +1246,49 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
             continue
         if k < len(others) or not _uncertainty(p, with_hands_known(p, found[1], slots, hands), found[2])[0]:
             return z2, ctx2, found
-    return None
+    return None if under_hand else _level_above_unrefined(p, img, reg0, ctx, z)
+
+
+def _level_above_unrefined(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
+                           z: float) -> tuple[float, FrameContext, tuple] | None:
+    """_top_with_a_block's last try, where no hand lies over the first face: the faces half a
+    level to decision.levels_above_unrefined levels above z, half a level apart, each read where
+    the markers' own camera (reg0) places it, not refined. Of the readings that hold
+    decision.unrefined_blocks_least blocks read at decision.unrefined_block_sure or more, the one
+    whose blocks' confidences sum highest is kept: a top reads best at its own height and fades
+    a few mm either way, so the search stops two heights past the best.
+
+    A tall top seen from aside can show no square outline of its own: every coarse peak lies on
+    a lower level's outline, and a candidate above it, refined, slides back onto one of them
+    (fresh synthetic 29/0060 and 31/0052, 18 and 17 levels, three blocks each: every candidate
+    read no block, and the top was reported as not seen). Read where the markers place it, such
+    a top's blocks read surely. One block is not enough: with no outline the face's place along
+    the level is not known, and a lone block reads as surely one slot over (bv 2/0019: a lone
+    green 4 on 17 levels, read in the middle slot from 215 to 265 mm)."""
+    dc = p.cfg["decision"]
+    count = int(dc.get("levels_above_unrefined", 0))
+    if count <= 0:
+        return None
+    sure, least = float(dc["unrefined_block_sure"]), int(dc["unrefined_blocks_least"])
+    level = float(p.tray.block_mm[2])
+    z0 = height_seen_by(reg0, ctx.registration, z)
+    top = min(level * float(p.cfg["top"]["max_levels"]),
+              float(p.cfg["align"]["max_camera_fraction"]) * float(reg0.camera.center[2]))
+    ctx0 = FrameContext(reg0, ctx.tray_bgr, ctx.gains, ctx.memo)
+    best, best_sum, worse = None, 0.0, 0
+    for k in range(1, 2 * count + 1):  # (half a level apart: z need not lie on a level's height)
+        z2 = z0 + k * level / 2
+        if z2 > top:
+            break
+        found = read_top(p, ctx0, img, z2, need_block=True)
+        read = [] if found is None else [s.confidence for s in slot_readings(p, found[1]) if s.block is not None]
+        if sum(c >= sure for c in read) >= least and sum(read) > best_sum:
+            best, best_sum, worse = (z2, ctx0, found), sum(read), 0
+        elif best is not None:
+            worse += 1
+            if worse >= 2:  # (past the height where the blocks read best: a top's reading fades either way)
+                break
+    return best
 
 
 def doubtful_slots(p: Pipeline, ev: SlotEvidence) -> np.ndarray:
