@@ -696,3 +696,37 @@ def test_a_missing_marker_looked_for_where_the_others_place_it_is_the_whole_fram
             checked += 1
     assert checked >= 8
     assert finder.thorough_crops.placed(gray, tray.markers, dict(list(everywhere.items())[:1])) is None  # one places none
+
+
+def test_the_focal_search_made_ahead_is_the_focal_search_made_after(small_kit, calibration):
+    """coarse_search makes refine_focal's first rounds ahead, for the height the best edge fits
+    give, colour-checked with its own first round: the height and camera refine_candidate then
+    gives are the ones a focal search made afresh gives, and each fit's checked scores are the
+    ones its own call gives (fits of the view's centre and of their own centres together)."""
+    import json
+    from dataclasses import replace
+
+    from vision import reader
+
+    pipe = reader.load_pipeline(calibration)
+    made = 0
+    for name in sorted(json.loads((small_kit / "labels.json").read_text()))[:4]:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = reader.frame_context(pipe, img)
+        args = (pipe.cfg, pipe.tray, ctx.registration)
+        cs = ph.coarse_search(*args, img, ctx.tray_bgr, pipe.background, ctx.gains, probes=pipe.height_probes)
+        a = cs.ahead
+        if a is None or a.focal is None:
+            continue
+        made += 1
+        got = ph.refine_candidate(*args, img.shape, cs, cs.chosen, ctx.tray_bgr, pipe.background, ctx.gains)
+        fresh = replace(cs, ahead=replace(a, focal=None))
+        want = ph.refine_candidate(*args, img.shape, fresh, cs.chosen, ctx.tray_bgr, pipe.background, ctx.gains)
+        assert got[0] == want[0]
+        assert np.array_equal(got[1].camera.center, want[1].camera.center)
+        f = a.focal
+        fits = [(*f.coarse[3:], ph._first_round(f.coarse[5])), (*f.ahead[3:], ph._first_round(f.ahead[5]))]
+        own = [ph._colour_checked(pipe.cfg, cs.pv, cs.pr, k[at], n[at], s[at], ctx.tray_bgr, pipe.background, ctx.gains)
+               for k, n, s, at in fits]
+        assert np.array_equal(own[0], f.first) and np.array_equal(own[1], f.first_ahead)
+    assert made > 0
