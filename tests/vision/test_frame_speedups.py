@@ -730,3 +730,16 @@ def test_the_focal_search_made_ahead_is_the_focal_search_made_after(small_kit, c
                for k, n, s, at in fits]
         assert np.array_equal(own[0], f.first) and np.array_equal(own[1], f.first_ahead)
     assert made > 0
+
+
+def test_the_colour_checks_last_steps_in_numpy_are_the_ones_on_python_floats(calibration, small_kit):
+    """Past _FEW_BY_HAND candidates the colour checks' last steps run in NumPy, below it on Python
+    floats: each candidate's score is the same either way."""
+    pipe, ctx, zs, pv = _first_photos_heights(calibration, small_kit)
+    pr = pipe.height_probes
+    k, _, sc = ph._edge_fit(pipe.cfg, pv, pr, zs[:16], None, None)
+    checks = (ctx.tray_bgr, pipe.background, ctx.gains)
+    together = ph._colour_checked(pipe.cfg, pv, pr, k, None, sc, *checks)
+    alone = np.concatenate([ph._colour_checked(pipe.cfg, pv, pr, k[i:i + 1], None, sc[i:i + 1], *checks)
+                            for i in range(len(k))])
+    assert len(k) > ph._FEW_BY_HAND and np.array_equal(together, alone)
