@@ -670,10 +670,12 @@ def _first_round(sc: np.ndarray) -> np.ndarray:
 
 
 def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None, sc: np.ndarray,
-             tray_bgr: np.ndarray, bg, gains, within: float | None, first: np.ndarray | None = None) -> np.ndarray:
+             tray_bgr: np.ndarray, bg, gains, within: float | None, first: np.ndarray | None = None,
+             order: np.ndarray | None = None) -> np.ndarray:
     """height_scores from the edge fit (_edge_fit): the colour checks, with `within` only where
     they can matter. `first`: the colour-checked scores of the first round's candidates
-    (_first_round) when already known (coarse_search scores them with its own)."""
+    (_first_round) when already known (coarse_search scores them with its own); `order`: the
+    candidates best edge fit first (_best_first), when the caller has sorted them for that."""
     if within is None:
         return _colour_checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains)
     Z = len(sc)
@@ -681,7 +683,8 @@ def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.
     # Those that can are a run at the head of the unchecked in this order (NaN last, never taken
     # but in the first four), so each round takes the next run: none twice, and none once a round is empty
     # (the bookkeeping in plain Python: a dozen NumPy calls on ~40 values a round cost more)
-    order = _best_first(sc)
+    if order is None:
+        order = _best_first(sc)
     edge = sc[order].tolist()  # (float32 or float64: exact as Python floats, compared as NumPy would)
     full = np.empty(Z)
     full.fill(-np.inf)  # (np.full's wrapper: twice the time)
@@ -974,6 +977,7 @@ class _FineAhead:
     first: np.ndarray    # the first round's scores (_first_round)
     made_with: tuple     # (cfg, tray, tray_bgr, bg, gains): reused only for the same objects
     focal: "_FocalAhead | None" = None  # refine_focal's first rounds for the height the best edge fits give
+    order: np.ndarray | None = None  # the fine heights best edge fit first (_best_first of sc)
 
 
 @dataclass(frozen=True)
@@ -1046,26 +1050,29 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
         k, _, edge = _edge_fit(cfg, pv, pr, zs_a, None, None)
         colour = bool(ac.get("focal_colour_checks", True))  # (refine_focal's first rounds made ahead too)
         focal = (reg, img.shape, factors, centres) if factors and colour else None
-        first, ahead = _first_with_fine(cfg, tray, pv, pr, zs_a, k, edge, tray_bgr, bg, gains, focal)
-        sc = _checked(cfg, pv, pr, k, None, edge, tray_bgr, bg, gains, alpha, first)
+        order = _best_first(edge)  # (sorted once for the first round and the checks)
+        first, ahead = _first_with_fine(cfg, tray, pv, pr, zs_a, k, edge, tray_bgr, bg, gains, focal, order)
+        sc = _checked(cfg, pv, pr, k, None, edge, tray_bgr, bg, gains, alpha, first, order)
     i = _highest_peak_blocks(sc, facs_a, scale, alpha)
     return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i, ahead)
 
 
 def _first_with_fine(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, k: np.ndarray,
-                     edge: np.ndarray, tray_bgr: np.ndarray, bg, gains,
-                     focal: tuple | None = None) -> tuple[np.ndarray, _FineAhead]:
+                     edge: np.ndarray, tray_bgr: np.ndarray, bg, gains, focal: tuple | None = None,
+                     order: np.ndarray | None = None) -> tuple[np.ndarray, _FineAhead]:
     """The coarse search's first round of colour checks (one camera), and the fine search's
     round its best edge fit (refine_candidate's when that candidate is chosen: four frames in
     five) with its own first round, both rounds in one call (`_first_rounds_checked`). With
     `focal` ((reg, shape, factors, known) of refine_focal), the focal search's first rounds for
     the height the fine round's best edge fit gives go in the same call (refine_candidate's
-    when both best edge fits win: three frames in four; the others pay their edge fits)."""
-    at = _first_round(edge)
+    when both best edge fits win: three frames in four; the others pay their edge fits). `order`:
+    _best_first(edge), when the caller has it."""
+    at = (_best_first(edge) if order is None else order)[:_FIRST_ROUND]
     j = int(at[0])
     fine = tl.fine_heights(cfg, tray, float(zs[j]))
     kf, _, sf = _edge_fit(cfg, pv, pr, fine, None, None)
-    atf = _first_round(sf)
+    order_f = _best_first(sf)
+    atf = order_f[:_FIRST_ROUND]
     fits = [(k, None, edge, at), (kf, None, sf, atf)]
     made = None
     if focal is not None:
@@ -1076,8 +1083,9 @@ def _first_with_fine(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np
         if made is not None:
             fits += made[3]
     got = _first_rounds_checked(cfg, pv, pr, fits, tray_bgr, bg, gains)
-    ahead = None if made is None else _FocalAhead(zf, fs, *made[:3], got[2], got[3], (reg, shape[:2], factors, known))
-    return got[0], _FineAhead(j, fine, kf, sf, got[1], (cfg, tray, tray_bgr, bg, gains), ahead)
+    ahead = None if made is None else _FocalAhead(zf, fs, *made[:3], got[2], got[3], (reg, shape[:2], factors, known),
+                                                  made[4])
+    return got[0], _FineAhead(j, fine, kf, sf, got[1], (cfg, tray, tray_bgr, bg, gains), ahead, order_f)
 
 
 def _first_rounds_checked(cfg: Mapping, pv: PlaneView, pr: Probes, fits: Sequence[tuple], tray_bgr: np.ndarray,
@@ -1149,7 +1157,7 @@ def refine_candidate(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, 
     if a is not None and a.i == i and all(x is y for x, y in zip(a.made_with, (cfg, tray, tray_bgr, bg, gains))):
         # (coarse_search's: the same as below, its first round checked with the coarse one's)
         z = float(a.fine[int(np.argmax(_checked(cfg, cs.pv, cs.pr, a.k, None, a.sc, tray_bgr, bg, gains, 1.0,
-                                                a.first)))])
+                                                a.first, a.order)))])
         ready = a.focal
     elif cs.one_camera:
         fine = tl.fine_heights(cfg, tray, float(cs.zs[i]))
@@ -1455,19 +1463,21 @@ class _FocalSearch:
         return self.candidates(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
                                np.arange(-2 * step, 2 * step + 1e-6, step), (), some)
 
-    def first_fits(self, z: float, some: bool = False) -> tuple[tuple, int, tuple, list[tuple]] | None:
+    def first_fits(self, z: float, some: bool = False) -> tuple[tuple, int, tuple, list[tuple], tuple] | None:
         """The coarse candidates for the height z, the best edge fit among them, the fine
-        candidates round it, and both rounds' fits for _first_rounds_checked (with `some`, None
-        where either has no height left)."""
+        candidates round it, both rounds' fits for _first_rounds_checked, and both rounds'
+        candidates best edge fit first (_best_first; with `some`, None where either has no height
+        left)."""
         coarse = self.coarse(z, some)
         if coarse is None:
             return None
-        at = _first_round(coarse[5])
-        j = int(at[0])
+        oc = _best_first(coarse[5])
+        j = int(oc[0])
         ahead = self.fine(coarse[0][int(coarse[1][j])], float(coarse[2][j]), some)
         if ahead is None:
             return None
-        return coarse, j, ahead, [(*coarse[3:], at), (*ahead[3:], _first_round(ahead[5]))]
+        oa = _best_first(ahead[5])
+        return coarse, j, ahead, [(*coarse[3:], oc[:_FIRST_ROUND]), (*ahead[3:], oa[:_FIRST_ROUND])], (oc, oa)
 
 
 @dataclass(frozen=True)
@@ -1485,6 +1495,7 @@ class _FocalAhead:
     first: np.ndarray    # the coarse and the fine candidates' first rounds' scores
     first_ahead: np.ndarray
     made_with: tuple     # (reg, (h, w), factors, known): reused only for the same (reg, known: objects)
+    orders: tuple        # the coarse and the fine candidates best edge fit first (_best_first)
 
 
 def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes, z: float,
@@ -1499,12 +1510,12 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
     ac = cfg["align"]
     colour = bool(ac.get("focal_colour_checks", True)) and tray_bgr is not None
 
-    def best(cand: tuple, first: np.ndarray | None = None) -> tuple[int, float, float]:
-        """The best of the candidates (height_scores within 1; `first`: _checked's), as its
-        index, factor and height."""
+    def best(cand: tuple, first: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[int, float, float]:
+        """The best of the candidates (height_scores within 1; `first`, `order`: _checked's), as
+        its index, factor and height."""
         facs, row, zs_all, k, nad, sc = cand
         if colour:
-            sc = _checked(cfg, pv, pr, k, nad, sc, tray_bgr, bg, gains, 1.0, first)
+            sc = _checked(cfg, pv, pr, k, nad, sc, tray_bgr, bg, gains, 1.0, first, order)
         i = int(sc.argmax())
         return i, facs[int(row[i])], float(zs_all[i])
 
@@ -1521,12 +1532,13 @@ def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: 
         if ready is not None:
             fs, coarse, j, ahead, first, first_ahead = (ready.search, ready.coarse, ready.j, ready.ahead,
                                                         ready.first, ready.first_ahead)
+            (oc, oa) = ready.orders
         else:
             fs = _FocalSearch(cfg, reg, shape, pv, pr, factors, known)
-            coarse, j, ahead, fits = fs.first_fits(z)
+            coarse, j, ahead, fits, (oc, oa) = fs.first_fits(z)
             first, first_ahead = _first_rounds_checked(cfg, pv, pr, fits, tray_bgr, bg, gains)
-        i, fac, zb = best(coarse, first)
-        _, fac, zb = best(ahead, first_ahead) if i == j else best(fs.fine(fac, zb))
+        i, fac, zb = best(coarse, first, oc)
+        _, fac, zb = best(ahead, first_ahead, oa) if i == j else best(fs.fine(fac, zb))
     if fac == 1.0:
         return zb, reg
     K, R, t = fs.poses[fac]
