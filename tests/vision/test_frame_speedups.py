@@ -743,3 +743,29 @@ def test_the_colour_checks_last_steps_in_numpy_are_the_ones_on_python_floats(cal
     alone = np.concatenate([ph._colour_checked(pipe.cfg, pv, pr, k[i:i + 1], None, sc[i:i + 1], *checks)
                             for i in range(len(k))])
     assert len(k) > ph._FEW_BY_HAND and np.array_equal(together, alone)
+
+
+def test_the_chosen_candidates_fine_search_with_the_focal_rounds_ahead_is_the_plain_one(small_kit, calibration):
+    """When coarse_search's guess missed, refine_candidate checks the chosen candidate's fine
+    round in one call with the focal search's first rounds made ahead (_fine_with_focal): the
+    height and camera are the fine search's and refine_focal's made one after the other."""
+    import json
+    from dataclasses import replace
+
+    from vision import reader
+    from vision import top_level as tl
+
+    pipe = reader.load_pipeline(calibration)
+    factors = [float(v) for v in pipe.cfg["align"]["focal_factors"]]
+    for name in sorted(json.loads((small_kit / "labels.json").read_text()))[:3]:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = reader.frame_context(pipe, img)
+        args = (pipe.cfg, pipe.tray, ctx.registration)
+        checks = (ctx.tray_bgr, pipe.background, ctx.gains)
+        cs = replace(ph.coarse_search(*args, img, *checks, probes=pipe.height_probes), ahead=None)
+        got = ph.refine_candidate(*args, img.shape, cs, cs.chosen, *checks)
+        fine = tl.fine_heights(pipe.cfg, pipe.tray, float(cs.zs[cs.chosen]))
+        z = float(fine[int(np.argmax(ph.height_scores(pipe.cfg, pipe.tray, cs.pv, cs.pr, fine, *checks, within=1.0)))])
+        want = ph.refine_focal(*args, img.shape, cs.pv, cs.pr, z, factors, *checks, cs.centres)
+        assert got[0] == want[0]
+        assert np.array_equal(got[1].camera.center, want[1].camera.center)
