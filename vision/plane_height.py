@@ -670,10 +670,12 @@ def _first_round(sc: np.ndarray) -> np.ndarray:
 
 
 def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None, sc: np.ndarray,
-             tray_bgr: np.ndarray, bg, gains, within: float | None, first: np.ndarray | None = None) -> np.ndarray:
+             tray_bgr: np.ndarray, bg, gains, within: float | None, first: np.ndarray | None = None,
+             order: np.ndarray | None = None) -> np.ndarray:
     """height_scores from the edge fit (_edge_fit): the colour checks, with `within` only where
     they can matter. `first`: the colour-checked scores of the first round's candidates
-    (_first_round) when already known (coarse_search scores them with its own)."""
+    (_first_round) when already known (coarse_search scores them with its own); `order`: the
+    candidates best edge fit first (_best_first), when the caller has sorted them for that."""
     if within is None:
         return _colour_checked(cfg, pv, pr, k, nadirs, sc, tray_bgr, bg, gains)
     Z = len(sc)
@@ -681,7 +683,8 @@ def _checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.
     # Those that can are a run at the head of the unchecked in this order (NaN last, never taken
     # but in the first four), so each round takes the next run: none twice, and none once a round is empty
     # (the bookkeeping in plain Python: a dozen NumPy calls on ~40 values a round cost more)
-    order = _best_first(sc)
+    if order is None:
+        order = _best_first(sc)
     edge = sc[order].tolist()  # (float32 or float64: exact as Python floats, compared as NumPy would)
     full = np.empty(Z)
     full.fill(-np.inf)  # (np.full's wrapper: twice the time)
@@ -762,18 +765,24 @@ def _colour_plan(pv: PlaneView, pr: Probes, bg) -> _ColourPlan:
     return memoised(pv.memo, "colour", (pr, bg), make)
 
 
+_FEW_BY_HAND = 12  # (_colour_checked: up to this many candidates, the scores' last steps on Python floats:
+# 16 of them (_first_with_fine's four first rounds) take 47 us so and 31 us in NumPy, 8 take 24 and 29 us)
+
+
 def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadirs: np.ndarray | None,
-                    sc: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> np.ndarray:
+                    sc: np.ndarray, tray_bgr: np.ndarray, bg, gains, v: np.ndarray | None = None) -> np.ndarray:
     """Edge-fit scores sc of candidates of scale k (per candidate centres `nadirs` when given)
     times the bare-tray checks: the view against the bare tray expected at the same pixel (the
     learnt tray model where it covers the point on the sheet, else the tray's colour), in the
     band inside the square and past its hidden sides. (The probes' pixels and masks come from
     one table, _ColourPlan, and their counts per side from one reduction: the checks are some
-    fifty NumPy calls on a few hundred values.)"""
+    fifty NumPy calls on a few hundred values.) `v`: the candidates' _table_values when the caller
+    has made them (_first_rounds_checked)."""
     ac = cfg["align"]
     plan = _colour_plan(pv, pr, bg)
     Z, M = len(k), len(plan.counted)
-    v = _table_values(plan.table, k, nadirs)  # (Z, 3, D): the view's, the model's, the sheet's
+    if v is None:
+        v = _table_values(plan.table, k, nadirs)  # (Z, 3, D): the view's, the model's, the sheet's
     masks = np.empty(v.shape, bool)
     if plan.lo is None:
         masks[:, 2] = True
@@ -848,7 +857,7 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
         per_side = np.add.reduce(used.reshape(Z, -1, 8, q), axis=3, dtype=np.int64)
     ww = float(ac.get("band_weakest_weight", 0.0))
     bf = float(ac["band_foreground"])
-    if Z > 16:
+    if Z > _FEW_BY_HAND:  # (NumPy's calls cost the same whatever Z; the loop below ~3 us a candidate)
         per_side = per_side.astype(np.float64)
         band = _band_share(per_side[:, 0, :4], per_side[:, 1, :4], 4 * q, ww)
         sc = sc * np.minimum(np.maximum(band / bf, 0.0), 1.0)
@@ -859,7 +868,8 @@ def _colour_checked(cfg: Mapping, pv: PlaneView, pr: Probes, k: np.ndarray, nadi
             sc = sc * np.minimum(np.maximum(bare / need, 0.0), 1.0)
         return sc
     # a few candidates: the same arithmetic on Python numbers (a NumPy call on a few values costs
-    # some twenty times one on a float; the counts are ints, whose true division is the floats')
+    # some twenty times one on a float; the counts are ints, whose true division is the floats';
+    # every step is the one above, value by value, in the same order)
     out = []
     for s, ps in zip(sc.tolist(), per_side.tolist()):  # ps: hits, seen (, counted, bare) per side
         s *= min(max(_band_share_of(ps[0], ps[1], 4 * q, ww) / bf, 0.0), 1.0)
@@ -966,6 +976,8 @@ class _FineAhead:
     sc: np.ndarray       # their edge-fit scores
     first: np.ndarray    # the first round's scores (_first_round)
     made_with: tuple     # (cfg, tray, tray_bgr, bg, gains): reused only for the same objects
+    focal: "_FocalAhead | None" = None  # refine_focal's first rounds for the height the best edge fits give
+    order: np.ndarray | None = None  # the fine heights best edge fit first (_best_first of sc)
 
 
 @dataclass(frozen=True)
@@ -1036,38 +1048,78 @@ def coarse_search(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, 
         ahead = None
     else:  # (height_scores, with the fine search's first round looked ahead)
         k, _, edge = _edge_fit(cfg, pv, pr, zs_a, None, None)
-        first, ahead = _first_with_fine(cfg, tray, pv, pr, zs_a, k, edge, tray_bgr, bg, gains)
-        sc = _checked(cfg, pv, pr, k, None, edge, tray_bgr, bg, gains, alpha, first)
+        colour = bool(ac.get("focal_colour_checks", True))  # (refine_focal's first rounds made ahead too)
+        focal = (reg, img.shape, factors, centres) if factors and colour else None
+        order = _best_first(edge)  # (sorted once for the first round and the checks)
+        first, ahead = _first_with_fine(cfg, tray, pv, pr, zs_a, k, edge, tray_bgr, bg, gains, focal, order)
+        sc = _checked(cfg, pv, pr, k, None, edge, tray_bgr, bg, gains, alpha, first, order)
     i = _highest_peak_blocks(sc, facs_a, scale, alpha)
     return CoarseSearch(pv, pr, facs_a, zs_a, nad_a, czs_a, sc, centres, i, ahead)
 
 
+# (_first_with_fine: the focal search's first rounds are made ahead only when the best coarse edge fit
+# leads the first round's last by this much; in a closer race the colour checks change the winner
+# more often than not, 39 of the bench's 67 frames under 1.25, and the focal edge fits made for
+# nothing cost twice the call saved)
+_FOCAL_AHEAD_LEAD = 1.25
+
+
 def _first_with_fine(cfg: Mapping, tray: Tray, pv: PlaneView, pr: Probes, zs: np.ndarray, k: np.ndarray,
-                     edge: np.ndarray, tray_bgr: np.ndarray, bg, gains) -> tuple[np.ndarray, _FineAhead]:
+                     edge: np.ndarray, tray_bgr: np.ndarray, bg, gains, focal: tuple | None = None,
+                     order: np.ndarray | None = None) -> tuple[np.ndarray, _FineAhead]:
     """The coarse search's first round of colour checks (one camera), and the fine search's
     round its best edge fit (refine_candidate's when that candidate is chosen: four frames in
-    five) with its own first round, both rounds in one call (`_first_rounds_checked`)."""
-    at = _first_round(edge)
+    five) with its own first round, both rounds in one call (`_first_rounds_checked`). With
+    `focal` ((reg, shape, factors, known) of refine_focal), the focal search's first rounds for
+    the height the fine round's best edge fit gives go in the same call (refine_candidate's
+    when both best edge fits win: three frames in four; the others pay their edge fits), when
+    the best coarse edge fit leads the first round by _FOCAL_AHEAD_LEAD. `order`:
+    _best_first(edge), when the caller has it."""
+    at = (_best_first(edge) if order is None else order)[:_FIRST_ROUND]
     j = int(at[0])
     fine = tl.fine_heights(cfg, tray, float(zs[j]))
     kf, _, sf = _edge_fit(cfg, pv, pr, fine, None, None)
-    first, ahead = _first_rounds_checked(cfg, pv, pr, [(k, None, edge, at), (kf, None, sf, _first_round(sf))],
-                                         tray_bgr, bg, gains)
-    return first, _FineAhead(j, fine, kf, sf, ahead, (cfg, tray, tray_bgr, bg, gains))
+    order_f = _best_first(sf)
+    atf = order_f[:_FIRST_ROUND]
+    fits = [(k, None, edge, at), (kf, None, sf, atf)]
+    made = None
+    lead = edge[at].tolist()  # (the first round's edge fits, best first)
+    if focal is not None and lead[0] >= _FOCAL_AHEAD_LEAD * lead[-1]:
+        reg, shape, factors, known = focal
+        zf = float(fine[int(atf[0])])
+        fs = _FocalSearch(cfg, reg, shape, pv, pr, factors, known)
+        made = fs.first_fits(zf, some=True)
+        if made is not None:
+            fits += made[3]
+    got = _first_rounds_checked(cfg, pv, pr, fits, tray_bgr, bg, gains)
+    ahead = None if made is None else _FocalAhead(zf, fs, *made[:3], got[2], got[3], (reg, shape[:2], factors, known),
+                                                  made[4])
+    return got[0], _FineAhead(j, fine, kf, sf, got[1], (cfg, tray, tray_bgr, bg, gains), ahead, order_f)
 
 
 def _first_rounds_checked(cfg: Mapping, pv: PlaneView, pr: Probes, fits: Sequence[tuple], tray_bgr: np.ndarray,
                           bg, gains) -> list[np.ndarray]:
-    """_checked's first round of each edge fit in `fits` ((k, nadirs or None for all, edge-fit
-    scores, its first round: _first_round)), colour-checked in one _colour_checked call: the
+    """_checked's first round of each edge fit in `fits` ((k, nadirs or None for the view's centre,
+    edge-fit scores, its first round: _first_round)), colour-checked in one _colour_checked call: the
     checks are some fifty NumPy calls whatever the candidates (up to 16: the path for a few),
     and a candidate's score does not depend on the others checked with it, so each is the one
-    it would be alone. Returns each fit's first round's scores (_checked's `first`)."""
-    ats = [at for *_, at in fits]
-    nadirs = None if fits[0][1] is None else np.concatenate([n[at] for (_, n, _, at) in fits])
-    got = _colour_checked(cfg, pv, pr, np.concatenate([k[at] for (k, _, _, at) in fits]), nadirs,
-                          np.concatenate([sc[at] for (_, _, sc, at) in fits]), tray_bgr, bg, gains)
-    return np.split(got, np.cumsum([len(at) for at in ats])[:-1])
+    it would be alone. Fits of the view's centre and of their own centres can go together: each
+    fit's table values are made as its own call would make them (the two ways differ in the
+    last bits), then checked as one. Returns each fit's first round's scores (_checked's `first`)."""
+    ks = [k[at] for (k, _, _, at) in fits]
+    sc = np.concatenate([s[at] for (_, _, s, at) in fits])
+    if all(n is None for (_, n, _, _) in fits) or all(n is not None for (_, n, _, _) in fits):
+        nadirs = None if fits[0][1] is None else np.concatenate([n[at] for (_, n, _, at) in fits])
+        got = _colour_checked(cfg, pv, pr, np.concatenate(ks), nadirs, sc, tray_bgr, bg, gains)
+    else:
+        t = _colour_plan(pv, pr, bg).table
+        v = np.concatenate([_table_values(t, kk, None if n is None else n[at]) for kk, (_, n, _, at) in zip(ks, fits)])
+        got = _colour_checked(cfg, pv, pr, np.concatenate(ks), None, sc, tray_bgr, bg, gains, v)
+    out, i = [], 0  # (slices: np.split's wrapper costs some 6 us)
+    for kk in ks:
+        out.append(got[i:i + len(kk)])
+        i += len(kk)
+    return out
 
 
 def _shifted_nadirs(C: np.ndarray, zs: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -1109,21 +1161,56 @@ def refine_candidate(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, 
     """Coarse candidate i refined: a fine search round it, then (align.focal_factors) the focal
     length searched with it. Returns the height and the registration whose camera fits it."""
     ac = cfg["align"]
+    factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
     a = cs.ahead
+    ready = None
     if a is not None and a.i == i and all(x is y for x, y in zip(a.made_with, (cfg, tray, tray_bgr, bg, gains))):
         # (coarse_search's: the same as below, its first round checked with the coarse one's)
         z = float(a.fine[int(np.argmax(_checked(cfg, cs.pv, cs.pr, a.k, None, a.sc, tray_bgr, bg, gains, 1.0,
-                                                a.first)))])
+                                                a.first, a.order)))])
+        ready = a.focal
+    elif (cs.one_camera and i == cs.chosen and factors and tray_bgr is not None
+          and bool(ac.get("focal_colour_checks", True))):
+        z, ready = _fine_with_focal(cfg, tray, reg, shape, cs, i, factors, tray_bgr, bg, gains)
     elif cs.one_camera:
         fine = tl.fine_heights(cfg, tray, float(cs.zs[i]))
         z = float(fine[int(np.argmax(height_scores(cfg, tray, cs.pv, cs.pr, fine, tray_bgr, bg, gains, within=1.0)))])
     else:  # the focal search starts from the coarse winner's face scale, as a height for the calibrated camera
         k = float(cs.czs[i] / (cs.czs[i] - cs.zs[i]))
         z = cs.pv.cam_z * (1 - 1 / k)
-    factors = [float(v) for v in ac.get("focal_factors", [])] if focal_search else []
     if not factors:
         return z, reg
-    return refine_focal(cfg, tray, reg, shape, cs.pv, cs.pr, z, factors, tray_bgr, bg, gains, cs.centres)
+    if ready is not None:
+        r, hw, fs, known = ready.made_with
+        if not (ready.z == z and r is reg and hw == tuple(shape[:2]) and fs == factors and known is cs.centres
+                and ready.search.pv is cs.pv and ready.search.pr is cs.pr):
+            ready = None  # (made for another height, camera or factors)
+    return refine_focal(cfg, tray, reg, shape, cs.pv, cs.pr, z, factors, tray_bgr, bg, gains, cs.centres, ready)
+
+
+def _fine_with_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, cs: CoarseSearch, i: int,
+                     factors: list[float], tray_bgr: np.ndarray, bg, gains) -> tuple[float, _FocalAhead | None]:
+    """refine_candidate's fine search round coarse candidate i (height_scores within 1, one
+    camera) when coarse_search guessed another: its first round colour-checked in one call with
+    refine_focal's first rounds for the height its best edge fit gives (as _first_with_fine).
+    Returns the height found and those rounds (_FocalAhead, None when the focal search has no
+    height there). For the chosen candidate only: its fine search peaks at its best edge fit
+    four times in five, a retry's (read_frame's other heights) barely more than half the time,
+    and the focal edge fits made for nothing cost twice the call saved."""
+    pv, pr = cs.pv, cs.pr
+    fine = tl.fine_heights(cfg, tray, float(cs.zs[i]))
+    kf, _, sf = _edge_fit(cfg, pv, pr, fine, None, None)
+    order = _best_first(sf)
+    atf = order[:_FIRST_ROUND]
+    zf = float(fine[int(atf[0])])
+    fs = _FocalSearch(cfg, reg, shape, pv, pr, factors, cs.centres)
+    made = fs.first_fits(zf, some=True)
+    got = _first_rounds_checked(cfg, pv, pr, [(kf, None, sf, atf)] + ([] if made is None else made[3]),
+                                tray_bgr, bg, gains)
+    z = float(fine[int(np.argmax(_checked(cfg, pv, pr, kf, None, sf, tray_bgr, bg, gains, 1.0, got[0], order)))])
+    if made is None:
+        return z, None
+    return z, _FocalAhead(zf, fs, *made[:3], got[1], got[2], (reg, shape[:2], factors, cs.centres), made[4])
 
 
 def moved_face(cfg: Mapping, tray: Tray, reg: Registration, cs: CoarseSearch, tray_bgr: np.ndarray, bg=None,
@@ -1346,92 +1433,152 @@ def camera_through(H: np.ndarray, C: np.ndarray) -> Camera:
     return Camera(K / K[2, 2], cv2.Rodrigues(R)[0].reshape(3), -R @ C)
 
 
-def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes, z: float,
-                 factors: list[float], tray_bgr: np.ndarray, bg, gains,
-                 known: dict[float, tuple] | None = None) -> tuple[float, Registration]:
-    """The focal length and height that fit the top face best, near the calibrated focal length
-    and the height found with it. A camera that zooms (or another camera than the calibration's)
-    moves the camera centre the markers imply, so no height lines the face up exactly; the markers
-    fix the tray plane whatever the focal length, so only the centre moves, and the rectified
-    view is reused. `known`: centres and poses already found (_focal_centres)."""
-    ac = cfg["align"]
-    h, w = shape[:2]
-    f0 = float(reg.camera.K[0, 0])
-    win, step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
-    zmax_frac = float(ac["max_camera_fraction"])
-    colour = bool(ac.get("focal_colour_checks", True)) and tray_bgr is not None
-    centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
-    poses: dict[float, tuple] = {}
-    for fac, (C, pose) in (known or {}).items():
-        if pose is not None:
-            centres[fac], poses[fac] = C, pose
+class _FocalSearch:
+    """refine_focal's search on one view: the camera centres and poses per focal factor (made as
+    asked, kept for the search), and its candidates. Made apart from refine_focal so that
+    coarse_search can make the search's first rounds ahead (_FocalAhead)."""
 
-    def centre(fac: float) -> np.ndarray:
-        if fac not in centres:  # only the centre is needed to score: C = -R^T t
-            centres[fac], poses[fac] = _pose_centre(pv, reg.H, f0 * fac, w, h)
-        return centres[fac]
+    def __init__(self, cfg: Mapping, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes,
+                 factors: list[float], known: dict[float, tuple] | None):
+        ac = cfg["align"]
+        self.cfg, self.reg, self.pv, self.pr, self.factors = cfg, reg, pv, pr, factors
+        self.h, self.w = shape[:2]
+        self.f0 = float(reg.camera.K[0, 0])
+        self.win, self.step = float(ac["focal_z_window_mm"]), float(ac["fine_step_mm"])
+        self.zmax_frac = float(ac["max_camera_fraction"])
+        self.centres: dict[float, np.ndarray] = {1.0: np.array([*pv.nadir, pv.cam_z])}
+        self.poses: dict[float, tuple] = {}
+        for fac, (C, pose) in (known or {}).items():
+            if pose is not None:
+                self.centres[fac], self.poses[fac] = C, pose
+        fs = sorted(factors)
+        self.d = min(b - a for a, b in zip(fs, fs[1:])) / 2 if len(factors) > 1 else 0.0
 
-    def candidates(facs: list[float], scale: float, offs: np.ndarray, ahead: list[float] = ()) -> tuple:
+    def centre(self, fac: float) -> np.ndarray:
+        if fac not in self.centres:  # only the centre is needed to score: C = -R^T t
+            self.centres[fac], self.poses[fac] = _pose_centre(self.pv, self.reg.H, self.f0 * fac, self.w, self.h)
+        return self.centres[fac]
+
+    def candidates(self, facs: list[float], scale: float, offs: np.ndarray, ahead: list[float] = (),
+                   some: bool = False) -> tuple | None:
         """The factors, each at the heights that show the face at `scale` on the tray plane for
         its camera centre, plus offs, with their edge fit: (facs, each candidate's factor's row,
         heights, then _edge_fit's k, nadirs and scores). The poses of the factors `ahead` are
-        made with theirs (kept in the view's memo, _pose_centres)."""
+        made with theirs (kept in the view's memo, _pose_centres). With `some`, None when no
+        height is left (a search made ahead is then left to refine_focal)."""
         # all the factors at once (one row each), the same arithmetic as one by one
+        centres, poses = self.centres, self.poses
         new = [fac for fac in dict.fromkeys(facs) if fac not in centres]
         if new:
             more = [fac for fac in dict.fromkeys(ahead) if fac not in centres and fac not in new]
-            made = _pose_centres(pv, reg.H, [f0 * fac for fac in new + more], w, h)
+            made = _pose_centres(self.pv, self.reg.H, [self.f0 * fac for fac in new + more], self.w, self.h)
             for fac, (Cf, pose) in zip(new, made):
                 centres[fac], poses[fac] = Cf, pose
         C = np.array([centres[fac] for fac in facs])
         zc = C[:, 2:] * (1 - 1 / scale) + offs
         keep = zc > 0
-        keep &= zc < C[:, 2:] * zmax_frac
+        keep &= zc < C[:, 2:] * self.zmax_frac
         row = keep.nonzero()[0]
         zs_all = zc[keep]
-        return (facs, row, zs_all) + _edge_fit(cfg, pv, pr, zs_all, C[row, :2], C[row, 2])
+        if some and not len(zs_all):
+            return None
+        return (facs, row, zs_all) + _edge_fit(self.cfg, self.pv, self.pr, zs_all, C[row, :2], C[row, 2])
 
-    def best(cand: tuple, first: np.ndarray | None = None) -> tuple[int, float, float]:
-        """The best of the candidates (height_scores within 1; `first`: _checked's), as its
-        index, factor and height."""
+    def coarse(self, z: float, some: bool = False) -> tuple | None:
+        """The coarse candidates: every factor, heights round the one showing the face as large as
+        found at z, 2 fine steps apart (the fine step's factors' poses made with theirs: one pass,
+        not two; a pass is ~0.1 ms in a frame, much of it LAPACK's cold start, and a pose more
+        some 5 us)."""
+        pv, d, win, step = self.pv, self.d, self.win, self.step
+        return self.candidates(self.factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step),
+                               [f for fac in self.factors for f in (fac - d, fac + d)] if d else [], some)
+
+    def fine(self, fac: float, zb: float, some: bool = False) -> tuple | None:
+        """The fine candidates: the factor and its neighbours half a factor step away, heights
+        round zb."""
+        cz, d, step = float(self.centre(fac)[2]), self.d, self.step
+        return self.candidates(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
+                               np.arange(-2 * step, 2 * step + 1e-6, step), (), some)
+
+    def first_fits(self, z: float, some: bool = False) -> tuple[tuple, int, tuple, list[tuple], tuple] | None:
+        """The coarse candidates for the height z, the best edge fit among them, the fine
+        candidates round it, both rounds' fits for _first_rounds_checked, and both rounds'
+        candidates best edge fit first (_best_first; with `some`, None where either has no height
+        left)."""
+        coarse = self.coarse(z, some)
+        if coarse is None:
+            return None
+        oc = _best_first(coarse[5])
+        j = int(oc[0])
+        ahead = self.fine(coarse[0][int(coarse[1][j])], float(coarse[2][j]), some)
+        if ahead is None:
+            return None
+        oa = _best_first(ahead[5])
+        return coarse, j, ahead, [(*coarse[3:], oc[:_FIRST_ROUND]), (*ahead[3:], oa[:_FIRST_ROUND])], (oc, oa)
+
+
+@dataclass(frozen=True)
+class _FocalAhead:
+    """refine_focal's first rounds for one height, made by coarse_search ahead of it (for the
+    height its fine search gives when the best edge fits win, coarse and fine) and colour-checked
+    in the same call as the coarse search's and the fine search's first rounds; kept with what
+    they were made for."""
+
+    z: float             # the height the focal search starts from
+    search: _FocalSearch  # its state after the first rounds' candidates
+    coarse: tuple        # _FocalSearch.first_fits' coarse candidates, best edge fit, fine candidates
+    j: int
+    ahead: tuple
+    first: np.ndarray    # the coarse and the fine candidates' first rounds' scores
+    first_ahead: np.ndarray
+    made_with: tuple     # (reg, (h, w), factors, known): reused only for the same (reg, known: objects)
+    orders: tuple        # the coarse and the fine candidates best edge fit first (_best_first)
+
+
+def refine_focal(cfg: Mapping, tray: Tray, reg: Registration, shape: tuple, pv: PlaneView, pr: Probes, z: float,
+                 factors: list[float], tray_bgr: np.ndarray, bg, gains,
+                 known: dict[float, tuple] | None = None, ready: _FocalAhead | None = None) -> tuple[float, Registration]:
+    """The focal length and height that fit the top face best, near the calibrated focal length
+    and the height found with it. A camera that zooms (or another camera than the calibration's)
+    moves the camera centre the markers imply, so no height lines the face up exactly; the markers
+    fix the tray plane whatever the focal length, so only the centre moves, and the rectified
+    view is reused. `known`: centres and poses already found (_focal_centres). `ready`: the first
+    rounds made ahead for this height, view, registration and factors (coarse_search's)."""
+    ac = cfg["align"]
+    colour = bool(ac.get("focal_colour_checks", True)) and tray_bgr is not None
+
+    def best(cand: tuple, first: np.ndarray | None = None, order: np.ndarray | None = None) -> tuple[int, float, float]:
+        """The best of the candidates (height_scores within 1; `first`, `order`: _checked's), as
+        its index, factor and height."""
         facs, row, zs_all, k, nad, sc = cand
         if colour:
-            sc = _checked(cfg, pv, pr, k, nad, sc, tray_bgr, bg, gains, 1.0, first)
+            sc = _checked(cfg, pv, pr, k, nad, sc, tray_bgr, bg, gains, 1.0, first, order)
         i = int(sc.argmax())
         return i, facs[int(row[i])], float(zs_all[i])
 
-    def fine(fac: float, zb: float) -> tuple:
-        """The fine candidates: the factor and its neighbours half a factor step away, heights
-        round zb."""
-        cz = float(centre(fac)[2])
-        return candidates(sorted({fac - d, fac, fac + d}) if d else [fac], cz / (cz - zb),
-                          np.arange(-2 * step, 2 * step + 1e-6, step))
-
-    fs = sorted(factors)
-    d = min(b - a for a, b in zip(fs, fs[1:])) / 2 if len(factors) > 1 else 0.0
-    # coarse: every factor, heights round the one showing the face as large as found, 2 fine steps
-    # apart (the fine step's factors' poses made with theirs: one pass, not two; a pass is ~0.1 ms
-    # in a frame, much of it LAPACK's cold start, and a pose more some 5 us)
-    coarse = candidates(factors, pv.cam_z / (pv.cam_z - z), np.arange(-win, win + 1e-6, 2 * step),
-                        [f for fac in factors for f in (fac - d, fac + d)] if d else [])
-    # fine: the best factor and its neighbours half a factor step away, heights round the best
+    # coarse: every factor round the height found; fine: the best factor and its neighbours half a
+    # factor step away, heights round the best
     if not colour:
-        _, fac, zb = best(coarse)
-        _, fac, zb = best(fine(fac, zb))
+        fs = _FocalSearch(cfg, reg, shape, pv, pr, factors, known)
+        _, fac, zb = best(fs.coarse(z))
+        _, fac, zb = best(fs.fine(fac, zb))
     else:
         # the fine candidates round the best edge fit made ahead, and their first round of colour
         # checks made in one call with the coarse one's (as coarse_search with the fine search's):
         # taken when that candidate wins, four frames in five
-        at = _first_round(coarse[5])
-        j = int(at[0])
-        ahead = fine(coarse[0][int(coarse[1][j])], float(coarse[2][j]))
-        fits = [(*coarse[3:], at), (*ahead[3:], _first_round(ahead[5]))]  # (k, nadirs, scores, first round)
-        first, first_ahead = _first_rounds_checked(cfg, pv, pr, fits, tray_bgr, bg, gains)
-        i, fac, zb = best(coarse, first)
-        _, fac, zb = best(ahead, first_ahead) if i == j else best(fine(fac, zb))
+        if ready is not None:
+            fs, coarse, j, ahead, first, first_ahead = (ready.search, ready.coarse, ready.j, ready.ahead,
+                                                        ready.first, ready.first_ahead)
+            (oc, oa) = ready.orders
+        else:
+            fs = _FocalSearch(cfg, reg, shape, pv, pr, factors, known)
+            coarse, j, ahead, fits, (oc, oa) = fs.first_fits(z)
+            first, first_ahead = _first_rounds_checked(cfg, pv, pr, fits, tray_bgr, bg, gains)
+        i, fac, zb = best(coarse, first, oc)
+        _, fac, zb = best(ahead, first_ahead, oa) if i == j else best(fs.fine(fac, zb))
     if fac == 1.0:
         return zb, reg
-    K, R, t = poses[fac]
+    K, R, t = fs.poses[fac]
     return zb, replace(reg, camera=Camera(K, cv2.Rodrigues(R)[0].reshape(3), t))
 
 

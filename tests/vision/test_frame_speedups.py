@@ -696,3 +696,76 @@ def test_a_missing_marker_looked_for_where_the_others_place_it_is_the_whole_fram
             checked += 1
     assert checked >= 8
     assert finder.thorough_crops.placed(gray, tray.markers, dict(list(everywhere.items())[:1])) is None  # one places none
+
+
+def test_the_focal_search_made_ahead_is_the_focal_search_made_after(small_kit, calibration):
+    """coarse_search makes refine_focal's first rounds ahead, for the height the best edge fits
+    give, colour-checked with its own first round: the height and camera refine_candidate then
+    gives are the ones a focal search made afresh gives, and each fit's checked scores are the
+    ones its own call gives (fits of the view's centre and of their own centres together)."""
+    import json
+    from dataclasses import replace
+
+    from vision import reader
+
+    pipe = reader.load_pipeline(calibration)
+    made = 0
+    for name in sorted(json.loads((small_kit / "labels.json").read_text()))[:4]:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = reader.frame_context(pipe, img)
+        args = (pipe.cfg, pipe.tray, ctx.registration)
+        cs = ph.coarse_search(*args, img, ctx.tray_bgr, pipe.background, ctx.gains, probes=pipe.height_probes)
+        a = cs.ahead
+        if a is None or a.focal is None:
+            continue
+        made += 1
+        got = ph.refine_candidate(*args, img.shape, cs, cs.chosen, ctx.tray_bgr, pipe.background, ctx.gains)
+        fresh = replace(cs, ahead=replace(a, focal=None))
+        want = ph.refine_candidate(*args, img.shape, fresh, cs.chosen, ctx.tray_bgr, pipe.background, ctx.gains)
+        assert got[0] == want[0]
+        assert np.array_equal(got[1].camera.center, want[1].camera.center)
+        f = a.focal
+        fits = [(*f.coarse[3:], ph._first_round(f.coarse[5])), (*f.ahead[3:], ph._first_round(f.ahead[5]))]
+        own = [ph._colour_checked(pipe.cfg, cs.pv, cs.pr, k[at], n[at], s[at], ctx.tray_bgr, pipe.background, ctx.gains)
+               for k, n, s, at in fits]
+        assert np.array_equal(own[0], f.first) and np.array_equal(own[1], f.first_ahead)
+    assert made > 0
+
+
+def test_the_colour_checks_last_steps_in_numpy_are_the_ones_on_python_floats(calibration, small_kit):
+    """Past _FEW_BY_HAND candidates the colour checks' last steps run in NumPy, below it on Python
+    floats: each candidate's score is the same either way."""
+    pipe, ctx, zs, pv = _first_photos_heights(calibration, small_kit)
+    pr = pipe.height_probes
+    k, _, sc = ph._edge_fit(pipe.cfg, pv, pr, zs[:16], None, None)
+    checks = (ctx.tray_bgr, pipe.background, ctx.gains)
+    together = ph._colour_checked(pipe.cfg, pv, pr, k, None, sc, *checks)
+    alone = np.concatenate([ph._colour_checked(pipe.cfg, pv, pr, k[i:i + 1], None, sc[i:i + 1], *checks)
+                            for i in range(len(k))])
+    assert len(k) > ph._FEW_BY_HAND and np.array_equal(together, alone)
+
+
+def test_the_chosen_candidates_fine_search_with_the_focal_rounds_ahead_is_the_plain_one(small_kit, calibration):
+    """When coarse_search's guess missed, refine_candidate checks the chosen candidate's fine
+    round in one call with the focal search's first rounds made ahead (_fine_with_focal): the
+    height and camera are the fine search's and refine_focal's made one after the other."""
+    import json
+    from dataclasses import replace
+
+    from vision import reader
+    from vision import top_level as tl
+
+    pipe = reader.load_pipeline(calibration)
+    factors = [float(v) for v in pipe.cfg["align"]["focal_factors"]]
+    for name in sorted(json.loads((small_kit / "labels.json").read_text()))[:3]:
+        img = cv2.imread(str(small_kit / "images" / name))
+        ctx = reader.frame_context(pipe, img)
+        args = (pipe.cfg, pipe.tray, ctx.registration)
+        checks = (ctx.tray_bgr, pipe.background, ctx.gains)
+        cs = replace(ph.coarse_search(*args, img, *checks, probes=pipe.height_probes), ahead=None)
+        got = ph.refine_candidate(*args, img.shape, cs, cs.chosen, *checks)
+        fine = tl.fine_heights(pipe.cfg, pipe.tray, float(cs.zs[cs.chosen]))
+        z = float(fine[int(np.argmax(ph.height_scores(pipe.cfg, pipe.tray, cs.pv, cs.pr, fine, *checks, within=1.0)))])
+        want = ph.refine_focal(*args, img.shape, cs.pv, cs.pr, z, factors, *checks, cs.centres)
+        assert got[0] == want[0]
+        assert np.array_equal(got[1].camera.center, want[1].camera.center)
