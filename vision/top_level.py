@@ -296,7 +296,18 @@ def glyph_crop(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, z: 
 
 
 def _inner_blobs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Areas (k,) and centroids (k, 2) of a mask's blobs that do not touch its border. (Grana's
+    """Areas (k,) and centroids (k, 2) of a mask's blobs that do not touch its border
+    (`_inner_blob_list` as arrays)."""
+    area, cent = _inner_blob_list(mask)
+    return (np.array(area, np.float64), np.array(cent)) if area else _NO_BLOBS
+
+
+Blobs = tuple[list[int], list[tuple[float, float]]]  # areas (px) and centroids (x, y) of a mask's blobs, in lists
+
+
+def _inner_blob_list(mask: np.ndarray) -> Blobs:
+    """Areas and centroids of a mask's blobs that do not touch its border, as Python numbers (a
+    glyph search's one blob goes on in plain floats, `glyph_center`). (Grana's
     block decision tree: the default algorithm's labels, stats and centroids, in two thirds of
     its time on a glyph's search crop.)
 
@@ -311,13 +322,13 @@ def _inner_blobs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     framed = cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=1)
     n, lab = cv2.connectedComponentsWithAlgorithm(framed, 8, cv2.CV_32S, cv2.CCL_GRANA)
     if n < 3:
-        return _NO_BLOBS
+        return [], []
     # (label 1 is the frame's, so the inner blobs are labels 2 on, at the framed (x, y) of mask (x - 1, y - 1))
     x, y, bw, bh = cv2.boundingRect((lab >= 2).view(np.uint8))
     return _blobs_within(mask, (x - 2) & ~1, (y - 2) & ~1, x + bw, y + bh)
 
 
-def _blobs_within(mask: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> tuple[np.ndarray, np.ndarray]:
+def _blobs_within(mask: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> Blobs:
     """Areas and centroids (in the mask's pixels) of the blobs of mask[y0:y1, x0:x1] that do not
     touch that box's border, as the statistics of the whole mask give them, in their order.
 
@@ -337,9 +348,7 @@ def _blobs_within(mask: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> tuple
         if k and x > 0 and y > 0 and x + bw < wd and y + bh < h:
             areas.append(a)
             xy.append(((round(cx * a) + a * x0) / a + 0.5, (round(cy * a) + a * y0) / a + 0.5))
-    if not areas:
-        return _NO_BLOBS
-    return np.array(areas, np.float64), np.array(xy)
+    return areas, xy
 
 
 def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -353,17 +362,23 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0)
     blurred into the block round the field), the glyph's counters are taken instead: the field
     the ink encloses (the ring's inside). When those cover under `min_px` too, the ink is looked
     for within the field alone (`_ink_in_field`, with `field_contrast` > 0)."""
+    area, cent = _ink_blobs(bgr, min_px, field_contrast)
+    return (np.array(area, np.float64), np.array(cent)) if area else _NO_BLOBS
+
+
+def _ink_blobs(bgr: np.ndarray, min_px: float, field_contrast: float) -> Blobs:
+    """glyph_ink's blobs as Python numbers. (The areas are counts, so their sums are exact in any
+    order, as NumPy's were.)"""
     # (the channels as views: a BGRA crop's alpha is passed over, and no split is made)
     w = cv2.blur(cv2.min(cv2.min(bgr[..., 0], bgr[..., 1]), bgr[..., 2]), (3, 3))
     _, dark = cv2.threshold(w, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    area, cent = _inner_blobs(dark)
-    # (no blobs at all, the commonest case, tell "under min_px" without a sum)
-    if min_px > 0 and (not len(area) or np.add.reduce(area) < min_px):
+    area, cent = _inner_blob_list(dark)
+    if min_px > 0 and sum(area) < min_px:
         light = 1 - dark
-        area, cent = _inner_blobs(light)
-        if field_contrast > 0 and (not len(area) or np.add.reduce(area) < min_px):
+        area, cent = _inner_blob_list(light)
+        if field_contrast > 0 and sum(area) < min_px:
             a2, c2 = _ink_in_field(w, light, min_px, field_contrast)
-            if np.add.reduce(a2) >= min_px:
+            if sum(a2) >= min_px:
                 area, cent = a2, c2
     return area, cent
 
@@ -371,9 +386,9 @@ def glyph_ink(bgr: np.ndarray, min_px: float = 0.0, field_contrast: float = 0.0)
 _NO_BLOBS = (np.zeros(0), np.zeros((0, 2)))  # (empty: shared safely)
 
 
-def _ink_in_field(w: np.ndarray, light: np.ndarray, min_px: float, contrast: float) -> tuple[np.ndarray, np.ndarray]:
+def _ink_in_field(w: np.ndarray, light: np.ndarray, min_px: float, contrast: float) -> Blobs:
     """The ink blobs within the glyph field, split from the field by a threshold of the field's
-    own pixels: areas (k,) and centroids (k, 2), none when the split is weaker than `contrast`
+    own pixels: areas and centroids (`Blobs`), none when the split is weaker than `contrast`
     grey levels (the two sides' means) or the "ink" is half the field.
 
     A pale, thin glyph under blur and dim light (a blue Skip's ring, synthetic 9302/0046) is
@@ -388,7 +403,7 @@ def _ink_in_field(w: np.ndarray, light: np.ndarray, min_px: float, contrast: flo
     cy, cx = h // 2, wd // 2
     window = (slice(cy - r, cy + r + 1), slice(cx - r, cx + r + 1))
     if not cv2.countNonZero(light[window]):  # (no light in the middle, told before the labels: 7 in 10 searches here)
-        return _NO_BLOBS
+        return [], []
     # (Grana's labels are the default algorithm's; the dark pixels' label 0 is counted and passed over)
     _, lab = cv2.connectedComponentsWithAlgorithm(light, 8, cv2.CV_32S, cv2.CCL_GRANA)
     counts = np.bincount(lab[window].ravel())
@@ -399,21 +414,21 @@ def _ink_in_field(w: np.ndarray, light: np.ndarray, min_px: float, contrast: flo
     inside = region.view(bool)
     vals = w[inside]
     if vals.size < 4 * min_px:
-        return _NO_BLOBS
+        return [], []
     t, _ = cv2.threshold(vals.reshape(-1, 1), 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     ink = vals <= t
     n_ink = int(np.count_nonzero(ink))
     if n_ink == 0 or n_ink == vals.size:
-        return _NO_BLOBS
+        return [], []
     total = float(np.add.reduce(vals, dtype=np.float64))
     ink_sum = float(np.add.reduce(vals[ink], dtype=np.float64))
     if (total - ink_sum) / (vals.size - n_ink) - ink_sum / n_ink < contrast:
-        return _NO_BLOBS
+        return [], []
     # outside the field counts as dark: ink that runs into the field's edge joins it there and is left out
     marked = np.ones(light.shape, np.uint8)
     marked[inside] = ink
-    area, cent = _inner_blobs(marked)
-    return _NO_BLOBS if np.add.reduce(area) > 0.5 * vals.size else (area, cent)
+    area, cent = _inner_blob_list(marked)
+    return ([], []) if sum(area) > 0.5 * vals.size else (area, cent)
 
 
 def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple[float, float] | None:
@@ -422,17 +437,20 @@ def glyph_center(cfg: Mapping, bgr: np.ndarray, px_per_mm: float = 1.0) -> tuple
     the ink nearest the crop's centre (a mean shift over the ink blobs with a Gaussian window of
     locate_sigma_mm, so a neighbour's glyph at the crop's edge does not pull it)."""
     min_mm2 = float(cfg["glyph"].get("locate_min_mm2", 8.0))
-    area, cent = glyph_ink(bgr, min_mm2 * px_per_mm ** 2, float(cfg["glyph"].get("field_ink_contrast", 0.0)))
-    if not len(area) and min_mm2 > 0:  # (no ink at all: the commonest miss, told without arithmetic)
-        return None
-    area, cent = area / px_per_mm ** 2, cent / px_per_mm  # mm2, mm
-    if np.add.reduce(area) < min_mm2:
+    area, cent = _ink_blobs(bgr, min_mm2 * px_per_mm ** 2, float(cfg["glyph"].get("field_ink_contrast", 0.0)))
+    if not area and min_mm2 > 0:  # (no ink at all: the commonest miss, told without arithmetic)
         return None
     cx, cy = bgr.shape[1] / 2 / px_per_mm, bgr.shape[0] / 2 / px_per_mm
     s2 = 2 * float(cfg["glyph"].get("locate_sigma_mm", 8.0)) ** 2
+    if len(area) == 1:  # (one blob, three in four searches with ink: on Python floats, NumPy's IEEE steps)
+        a = area[0] / px_per_mm ** 2  # mm2, mm
+        if a < min_mm2:
+            return None
+        return _one_blob_shift((cent[0][0] / px_per_mm, cent[0][1] / px_per_mm), a, cx, cy, s2, 0.3 * min_mm2)
+    area, cent = np.array(area, np.float64) / px_per_mm ** 2, np.array(cent).reshape(-1, 2) / px_per_mm  # mm2, mm
+    if np.add.reduce(area) < min_mm2:
+        return None
     pts = cent.tolist()
-    if len(pts) == 1:  # (one blob, three in four searches with ink)
-        return _one_blob_shift(pts[0], float(area[0]), cx, cy, s2, 0.3 * min_mm2)
     for _ in range(3):
         # (the exponents in plain floats, rounded as NumPy's were: a dozen small calls fewer; exp,
         # the sum and the weighted mean stay NumPy's, whose SIMD exp and BLAS plain floats do not match)
