@@ -307,9 +307,9 @@ Blobs = tuple[list[int], list[tuple[float, float]]]  # areas (px) and centroids 
 
 def _inner_blob_list(mask: np.ndarray) -> Blobs:
     """Areas and centroids of a mask's blobs that do not touch its border, as Python numbers (a
-    glyph search's one blob goes on in plain floats, `glyph_center`). (Grana's
-    block decision tree: the default algorithm's labels, stats and centroids, in two thirds of
-    its time on a glyph's search crop.)
+    glyph search's lone blob goes on in plain floats: `glyph_center`). (Grana's block decision
+    tree: the default algorithm's labels, stats and centroids, in two thirds of its time on a
+    glyph's search crop.)
 
     Most masks searched have none (three in five on the bench), which the labels alone of the
     mask in a frame of ones tell (the frame joins every blob that touches the border, so a
@@ -337,7 +337,8 @@ def _blobs_within(mask: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> Blobs
     rounds back to the box's integer sum (far under 2^52), and that plus area x x0 divided by the
     area is the whole mask's very division. The order: Grana's labels follow the first 2x2 block
     of each blob in a raster scan of the blocks, so with x0 and y0 even the box's blocks are the
-    mask's and its blobs come in the mask's order."""
+    mask's and its blobs come in the mask's order (checked on 30,000 random masks, OpenCV on one
+    thread and on four)."""
     sub = mask[y0:y1, x0:x1]
     _, _, stats, cent = cv2.connectedComponentsWithStatsWithAlgorithm(sub, 8, cv2.CV_32S, cv2.CCL_GRANA)
     h, wd = sub.shape
