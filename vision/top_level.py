@@ -426,7 +426,8 @@ def _ink_in_field(w: np.ndarray, light: np.ndarray, min_px: float, contrast: flo
     if (total - ink_sum) / (vals.size - n_ink) - ink_sum / n_ink < contrast:
         return [], []
     # outside the field counts as dark: ink that runs into the field's edge joins it there and is left out
-    marked = np.ones(light.shape, np.uint8)
+    marked = np.empty(light.shape, np.uint8)  # (np.ones' steps, without its wrapper)
+    marked.fill(1)
     marked[inside] = ink
     area, cent = _inner_blob_list(marked)
     return ([], []) if sum(area) > 0.5 * vals.size else (area, cent)
@@ -877,7 +878,7 @@ def _planes_plus_one(a: np.ndarray, nd: int) -> np.ndarray:
     a = np.asarray(a)
     a = a.reshape((1,) * (nd - a.ndim) + a.shape)
     out = np.empty((3,) + a.shape[:-1], np.result_type(a, 1.0))
-    np.add(np.moveaxis(a, -1, 0), 1.0, out=out)
+    np.add(a.transpose((a.ndim - 1,) + tuple(range(a.ndim - 1))), 1.0, out=out)  # (np.moveaxis's view, without its wrapper)
     return out
 
 
@@ -1005,7 +1006,9 @@ def orientation_features(cfg: Mapping, tray: Tray, face_bgr: np.ndarray,
             rows = np.add.reduce(gy[:, lo:hi], axis=1) / row_n
             cols = np.add.reduce(gx[lo:hi, :], axis=0) / col_n
         both = np.concatenate([rows, cols])
-        scale = float(_median_sorted(np.sort(both))) + 1.0
+        s = both.copy()  # (np.sort's own copy and sort, without its wrapper)
+        s.sort()
+        scale = float(_median_sorted(s)) + 1.0
         # the two profiles as the rows of one array: each step below once for both
         both = (both / scale).reshape(2, -1)
         peaks = [np.maximum.reduce(both[:, max(0, c - r): c + r + 1], axis=1).tolist() for c in seam_at]
@@ -1052,7 +1055,9 @@ def seam_continuity(oc: Mapping, W: float, gx: np.ndarray, gy: np.ndarray) -> np
     if at is not None:
         # both orientations' lines at once, (orientation, line, offset, third, along): gy's rows, then
         # gx's columns, in one take from the two in a row (their values as the gathers of each gave)
-        low = np.sort(both.take(at), axis=4)[..., kth]  # (a sort of short rows: faster than a partition)
+        low = both.take(at)  # (a sort of short rows, faster than a partition; in place: the take is a copy already)
+        low.sort(axis=4)
+        low = low[..., kth]
         lines = np.maximum.reduce(np.minimum.reduce(low, axis=3), axis=2)  # weakest third, best offset
         out = [sorted(v, reverse=True) for v in lines.tolist()]
     else:
@@ -1130,10 +1135,14 @@ def _stripe_uniformity(lab: np.ndarray, m: float, W: float, ppm: float) -> np.nd
         band = np.array(stripes)  # (12, length, 3)
     # each stripe's channels along its length: the medians and deviations run along it
     bt = band.transpose(0, 2, 1)  # (12, 3, length)
-    dev = np.abs(bt - _median_sorted(np.sort(bt, axis=2))[..., None])
+    s = bt.copy(order="K")  # (np.sort's own copy and sort, without its wrapper)
+    s.sort(axis=2)
+    dev = np.abs(bt - _median_sorted(s)[..., None])
     dev = dev[:, 0] + dev[:, 1] + dev[:, 2]  # (the sum over the three channels, written out: faster)
     dev.sort(axis=1)  # (the median and the 80th percentile from one sort)
-    stats = np.stack([_median_sorted(dev), _percentile_sorted(dev, 80)], axis=1)  # (12, 2)
+    med, p80 = _median_sorted(dev), _percentile_sorted(dev, 80)
+    stats = np.empty((len(dev), 2), np.result_type(med, p80))  # (12, 2): np.stack's array, without its wrapper
+    stats[:, 0], stats[:, 1] = med, p80
     vals = np.add.reduce(stats.reshape(2, 3, 2, 2), axis=2) / 2  # (orientation, slot, statistic): the two edges averaged
     vals.sort(axis=1)  # each orientation's statistic over its slots, sorted
     out = vals.transpose(0, 2, 1).reshape(12)  # x_mad, x_p80, y_mad, y_p80 (3 each)
