@@ -569,6 +569,23 @@ def test_the_glyphs_blobs_by_granas_labelling_are_the_default_labellings():
             assert inner.any() and np.array_equal(area, stats[inner, cv2.CC_STAT_AREA]) and np.array_equal(centre, cent[inner] + 0.5)
 
 
+def test_the_inner_blobs_statistics_from_their_box_are_the_whole_masks_bit_for_bit():
+    from vision import top_level as tl
+
+    rng = np.random.default_rng(19)
+    for i in range(600):
+        shape = tuple(int(v) for v in rng.integers(3, 80, 2))
+        mask = (rng.random(shape) < rng.uniform(0.2, 0.8)).astype(np.uint8)
+        mask = (cv2.dilate, cv2.erode, lambda m, k: m)[i % 3](mask, None)
+        _, _, stats, cent = cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_GRANA)
+        x, y, w, h = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3]
+        inner = (x > 0) & (y > 0) & (x + w < shape[1]) & (y + h < shape[0])
+        inner[0] = False
+        area, centre = tl._inner_blobs(mask)
+        assert area.dtype == np.float64 and area.tobytes() == stats[inner, cv2.CC_STAT_AREA].astype(np.float64).tobytes()
+        assert centre.shape == (int(inner.sum()), 2) and centre.tobytes() == (cent[inner] + 0.5).tobytes()
+
+
 def test_a_steady_heap_keeps_the_frames_memory_and_changes_no_value():
     import platform
 
