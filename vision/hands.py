@@ -417,17 +417,39 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     # the table and the tray are lit differently: each gets its own light surface
     regions = [known & ~table, known & table]
     changed, shady, shift = _changed_cells(hc, warped, exp, regions, G.ground, G.design)
-    fg = changed & known
-    fg &= ~_tower_body(hc, warped, fg, tower, warped8)
-    k = int(hc["open_cells"])
-    if k > 1 and fg.any():  # (an opening of no cell is none)
-        fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
-    fg &= ~_even_shadows(hc, fg, shady & ~table)
+    fg = _foreground(hc, changed & known, warped, warped8, tower, shady, table)
     rim = G.clear[2] & seen if band > 0 else None
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
     return HandMask(fg, known, tower, outside, table, functools.partial(_cells_xy, reg, z, M, jj[:1, :], ii[:, :1]), z, g, rim,
                     _ruffled_later(hc, changed, shift, regions, known & ~fg),
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
+
+
+def _foreground(hc: Mapping, fg: np.ndarray, px: np.ndarray, px8: np.ndarray, tower: np.ndarray, shady: np.ndarray,
+                table: np.ndarray) -> np.ndarray:
+    """The changed cells `fg` (overwritten) less the tower's paint seen beyond its silhouette
+    (`_tower_body`), opened by `open_cells` (specks dropped), less the blobs that are an even
+    shadow (`_even_shadows`, of the `shady` cells off the `table`).
+
+    An erosion takes no more cells from a part of a mask than from the whole: when the changed
+    cells' own erosion holds none (most frames with no hand: a few specks), the opening of
+    whatever is left of them holds none, and the foreground is empty whatever the paint and the
+    shadows, told without them (a dilation of no cell is none). Where the paint takes no cell
+    (most frames), the opening is that erosion dilated (MORPH_OPEN's own two steps)."""
+    k = int(hc["open_cells"])
+    core = cv2.erode(fg.view(np.uint8), _kernel(k)) if k > 1 else None
+    if core is not None and not core.any():
+        fg[...] = False
+        return fg
+    paint = _tower_body(hc, px, fg, tower, px8)
+    if core is not None and not paint.any():
+        fg = cv2.dilate(core, _kernel(k)).view(bool)
+    else:
+        fg &= ~paint
+        if core is not None and fg.any():  # (an opening of no cell is none)
+            fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
+    fg &= ~_even_shadows(hc, fg, shady & ~table)
+    return fg
 
 
 def _cells_xy(reg: Registration, z: float, M: np.ndarray, j1: np.ndarray, i1: np.ndarray) -> np.ndarray:
