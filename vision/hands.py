@@ -421,7 +421,7 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     rim = G.clear[2] & seen if band > 0 else None
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
     return HandMask(fg, known, tower, outside, table, functools.partial(_cells_xy, reg, z, M, jj[:1, :], ii[:, :1]), z, g, rim,
-                    _ruffled_later(hc, changed, shift, regions, known & ~fg),
+                    _ruffled_later(hc, changed, shift, regions, known, fg),
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
 
 
@@ -467,12 +467,13 @@ def _cells_xy(reg: Registration, z: float, M: np.ndarray, j1: np.ndarray, i1: np
 
 
 def _ruffled_later(hc: Mapping, changed: np.ndarray, shift: np.ndarray, regions: list[np.ndarray],
-                   keep: np.ndarray) -> Callable[[], np.ndarray | None]:
-    """The mask's ruffled cells (`_ruffled_pieces` among `keep`; None: none), as a function that
-    works them out, for `HandMask.ruffled` to call when first read."""
+                   known: np.ndarray, fg: np.ndarray) -> Callable[[], np.ndarray | None]:
+    """The mask's ruffled cells (`_ruffled_pieces` among the `known` cells not in `fg`; None: none),
+    as a function that works them out, for `HandMask.ruffled` to call when first read."""
     def ruffled() -> np.ndarray | None:
         r = _ruffled_pieces(hc, changed, shift, regions)
-        r &= keep
+        r &= known
+        r &= ~fg
         return r if r.any() else None
     return ruffled
 
@@ -565,7 +566,7 @@ def _tower_body(hc: Mapping, px: np.ndarray, fg: np.ndarray, tower: np.ndarray,
     paint = fg & _painted(hc, sat, np.clip(px, 0, 255).astype(np.uint8) if px8 is None else px8)
     n, lab = cv2.connectedComponents((paint | tower).view(np.uint8), connectivity=8)
     keep = np.zeros(n, bool)
-    keep[np.unique(lab[tower])] = True
+    keep[lab[tower]] = True  # (each label under the tower, however often: no sort for np.unique)
     keep[0] = False
     return keep[lab] & paint
 
@@ -915,7 +916,9 @@ def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[n
     even = float(hc.get("shadow_even_std", 0.0))
     shady = np.zeros(dim.shape, bool)
     if (shaded > 0 or even > 0) and dim.any():  # (no dim cell, nothing to test: a fifth of the kits' frames)
-        std = _local_std(shift, regions)
+        # (std is read at dim cells only, so a region with none is left out: its cells keep 0;
+        # the tray's or the table band's alone holds them on a third of such masks)
+        std = _local_std(shift, [r for r in regions if np.logical_and(dim, r).any()])
         shady = dim & (std < even) & (chroma < float(hc.get("shadow_even_chroma", 0.0)))
         if shaded > 0:
             dim &= std < shaded
