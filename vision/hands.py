@@ -169,7 +169,8 @@ class HandGrid:
     marker: np.ndarray     # (n, n) bool: a marker (padded) lies there
     bg_bgr: np.ndarray | None   # (n, n, 3) float32: the learnt tray surface behind each cell, reference light
     bg_missing: np.ndarray | None  # (n, n) bool: no learnt surface behind the cell
-    bg_missing_idx: np.ndarray | None  # flat indices of those cells
+    # flat indices of those cells (a window's: worked out when first read, `_window`)
+    bg_missing_idx: np.ndarray | None = _Later()
     # the same cells with the table band `table_band_max_mm` wide all round (`pad` cells more on
     # every side), which frames whose hands show beyond the band take part of (`_band_window`)
     wide: HandGrid | None = field(default=None, compare=False, repr=False)
@@ -189,6 +190,16 @@ class HandGrid:
         free = ~self.marker
         return (_readonly((self.on_sheet | self.off_rim) & free), _readonly(self.on_sheet & free),
                 _readonly(~self.on_sheet & ~self.off_rim))
+
+    @functools.cached_property
+    def missing_off_band(self) -> np.ndarray | None:
+        """The flat indices of the cells with no learnt surface that lie off the table band
+        (`off_rim`): the only ones whose expected colour a frame that sees the table band reads
+        (`hand_mask`). Every cell with none lies in the band on the kits' trays (2,755 of 6,724),
+        so this is mostly empty. None without a learnt surface."""
+        if self.bg_missing is None:
+            return None
+        return _readonly(np.flatnonzero(self.bg_missing & ~self.off_rim))
 
 
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
@@ -322,12 +333,18 @@ def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
     bg_missing = None if W.bg_missing is None else W.bg_missing[sl]
     out = HandGrid(W.tray, W.bg, w, A, W.ii[:h, :w], W.jj[:h, :w], W.ground[sl], design, W.on_sheet[sl],
                    W.off_rim[sl], _border(h, w), W.marker[sl], bg_bgr, bg_missing,
-                   None if bg_missing is None else np.flatnonzero(bg_missing), rows=h,
+                   None if bg_missing is None else functools.partial(np.flatnonzero, bg_missing), rows=h,
                    bg_planes=None if W.bg_planes is None else tuple(pl[sl] for pl in W.bg_planes))
     _readonly(A)
     # its masks' starts, `clear`, are W's own cut to the window (the same cells, read-only views):
     # a frame's window is mostly new, and W's are made once
     out.__dict__["clear"] = tuple(c[sl] for c in W.clear)
+    off = W.missing_off_band  # (W's own, a few cells at most, mostly none, placed in the window)
+    if off is not None and len(off):
+        r, c = np.divmod(off, W.n)
+        inside = (r >= r0) & (r < r1) & (c >= c0) & (c < c1)
+        off = _readonly((r[inside] - r0) * w + (c[inside] - c0))
+    out.__dict__["missing_off_band"] = off
     return out
 
 
@@ -408,8 +425,10 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         planes = [pl / g32[c] for c, pl in enumerate(G.bg_planes or cv2.split(np.ascontiguousarray(G.bg_bgr)))]
         if all(math.isfinite(v) and abs(v) >= 1e-30 for v in g32.tolist()):
             # dividing by such gains keeps every finite cell finite (the grid's flat indices of
-            # the others: a few cells, written faster than through a mask of them all)
-            missing = G.bg_missing_idx
+            # the others, written faster than through a mask of them all). With the table's colour
+            # known, every band cell the image has is given it below and the others are not read
+            # (`known`): of those, only the cells off the band need the tray's colour, mostly none
+            missing = G.bg_missing_idx if table_exp is None else G.missing_off_band
         else:
             missing = np.flatnonzero(~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2])))
         for c in range(3):
