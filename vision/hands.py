@@ -169,7 +169,8 @@ class HandGrid:
     marker: np.ndarray     # (n, n) bool: a marker (padded) lies there
     bg_bgr: np.ndarray | None   # (n, n, 3) float32: the learnt tray surface behind each cell, reference light
     bg_missing: np.ndarray | None  # (n, n) bool: no learnt surface behind the cell
-    bg_missing_idx: np.ndarray | None  # flat indices of those cells
+    # flat indices of those cells (a window's: worked out when first read, `_window`)
+    bg_missing_idx: np.ndarray | None = _Later()
     # the same cells with the table band `table_band_max_mm` wide all round (`pad` cells more on
     # every side), which frames whose hands show beyond the band take part of (`_band_window`)
     wide: HandGrid | None = field(default=None, compare=False, repr=False)
@@ -189,6 +190,16 @@ class HandGrid:
         free = ~self.marker
         return (_readonly((self.on_sheet | self.off_rim) & free), _readonly(self.on_sheet & free),
                 _readonly(~self.on_sheet & ~self.off_rim))
+
+    @functools.cached_property
+    def missing_off_band(self) -> np.ndarray | None:
+        """The flat indices of the cells with no learnt surface that lie off the table band
+        (`off_rim`): the only ones whose expected colour a frame that sees the table band reads
+        (`hand_mask`). Every cell with none lies in the band on the kits' trays (2,755 of 6,724),
+        so this is mostly empty. None without a learnt surface."""
+        if self.bg_missing is None:
+            return None
+        return _readonly(np.flatnonzero(self.bg_missing & ~self.off_rim))
 
 
 _SHIFT1 = np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]])
@@ -310,25 +321,40 @@ def _square(cx: float, cy: float, rx: float, ry: float | None = None) -> np.ndar
 
 
 def _window(W: HandGrid, r0: int, r1: int, c0: int, c1: int) -> HandGrid:
-    """Rows r0:r1 and columns c0:c1 of grid W, as a grid of its own."""
+    """Rows r0:r1 and columns c0:c1 of grid W, as a grid of its own. (A frame's window is mostly
+    new: 265 made for the bench's 509 hand masks, some 0.09 ms each: its design is copied in
+    whole rows, and its border is one made once per size.)"""
     A = W.A @ np.array([[1.0, 0, c0], [0, 1.0, r0], [0, 0, 1]])
     h, w = r1 - r0, c1 - c0
     sl = (slice(r0, r1), slice(c0, c1))
-    border = np.zeros((h, w), bool)
-    border[[0, -1], :] = border[:, [0, -1]] = True
-    design = np.ascontiguousarray(W.design.reshape(W.n, W.n, -1)[sl].reshape(h * w, -1))
+    # (W's rows of cells as rows of 6 w floats: copied a row at a time, not six floats at a time)
+    design = _readonly(np.ascontiguousarray(W.design.reshape(W.n, -1)[r0:r1, 6 * c0:6 * c1]).reshape(h * w, -1))
     bg_bgr = None if W.bg_bgr is None else W.bg_bgr[sl]
     bg_missing = None if W.bg_missing is None else W.bg_missing[sl]
     out = HandGrid(W.tray, W.bg, w, A, W.ii[:h, :w], W.jj[:h, :w], W.ground[sl], design, W.on_sheet[sl],
-                   W.off_rim[sl], border, W.marker[sl], bg_bgr, bg_missing,
-                   None if bg_missing is None else np.flatnonzero(bg_missing), rows=h,
+                   W.off_rim[sl], _border(h, w), W.marker[sl], bg_bgr, bg_missing,
+                   None if bg_missing is None else functools.partial(np.flatnonzero, bg_missing), rows=h,
                    bg_planes=None if W.bg_planes is None else tuple(pl[sl] for pl in W.bg_planes))
-    for a in (A, border, design):
-        _readonly(a)
+    _readonly(A)
     # its masks' starts, `clear`, are W's own cut to the window (the same cells, read-only views):
     # a frame's window is mostly new, and W's are made once
     out.__dict__["clear"] = tuple(c[sl] for c in W.clear)
+    off = W.missing_off_band  # (W's own, a few cells at most, mostly none, placed in the window)
+    if off is not None and len(off):
+        r, c = np.divmod(off, W.n)
+        inside = (r >= r0) & (r < r1) & (c >= c0) & (c < c1)
+        off = _readonly((r[inside] - r0) * w + (c[inside] - c0))
+    out.__dict__["missing_off_band"] = off
     return out
+
+
+def _border(h: int, w: int) -> np.ndarray:
+    """(h, w) bool: the outer ring of cells (read-only; made once per size)."""
+    def make() -> np.ndarray:
+        b = np.zeros((h, w), bool)
+        b[[0, -1], :] = b[:, [0, -1]] = True
+        return b
+    return _constant(("border", h, w), make)
 
 
 def _constant(key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
@@ -399,8 +425,10 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
         planes = [pl / g32[c] for c, pl in enumerate(G.bg_planes or cv2.split(np.ascontiguousarray(G.bg_bgr)))]
         if all(math.isfinite(v) and abs(v) >= 1e-30 for v in g32.tolist()):
             # dividing by such gains keeps every finite cell finite (the grid's flat indices of
-            # the others: a few cells, written faster than through a mask of them all)
-            missing = G.bg_missing_idx
+            # the others, written faster than through a mask of them all). With the table's colour
+            # known, every band cell the image has is given it below and the others are not read
+            # (`known`): of those, only the cells off the band need the tray's colour, mostly none
+            missing = G.bg_missing_idx if table_exp is None else G.missing_off_band
         else:
             missing = np.flatnonzero(~(np.isfinite(planes[0]) & np.isfinite(planes[1]) & np.isfinite(planes[2])))
         for c in range(3):
@@ -417,17 +445,39 @@ def hand_mask(cfg: Mapping, tray: Tray, reg: Registration, img: np.ndarray, tray
     # the table and the tray are lit differently: each gets its own light surface
     regions = [known & ~table, known & table]
     changed, shady, shift = _changed_cells(hc, warped, exp, regions, G.ground, G.design)
-    fg = changed & known
-    fg &= ~_tower_body(hc, warped, fg, tower, warped8)
-    k = int(hc["open_cells"])
-    if k > 1:
-        fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
-    fg &= ~_even_shadows(hc, fg, shady & ~table)
+    fg = _foreground(hc, changed & known, warped, warped8, tower, shady, table)
     rim = G.clear[2] & seen if band > 0 else None
     table_bgr = exp.reshape(-1, 3)[on_table[0]].copy() if len(on_table) >= 30 else None
     return HandMask(fg, known, tower, outside, table, functools.partial(_cells_xy, reg, z, M, jj[:1, :], ii[:, :1]), z, g, rim,
-                    _ruffled_later(hc, changed, shift, regions, known & ~fg),
+                    _ruffled_later(hc, changed, shift, regions, known, fg),
                     warped, table_bgr, np.asarray(tray_bgr, np.float32))
+
+
+def _foreground(hc: Mapping, fg: np.ndarray, px: np.ndarray, px8: np.ndarray, tower: np.ndarray, shady: np.ndarray,
+                table: np.ndarray) -> np.ndarray:
+    """The changed cells `fg` (overwritten) less the tower's paint seen beyond its silhouette
+    (`_tower_body`), opened by `open_cells` (specks dropped), less the blobs that are an even
+    shadow (`_even_shadows`, of the `shady` cells off the `table`).
+
+    An erosion takes no more cells from a part of a mask than from the whole: when the changed
+    cells' own erosion holds none (most frames with no hand: a few specks), the opening of
+    whatever is left of them holds none, and the foreground is empty whatever the paint and the
+    shadows, told without them (a dilation of no cell is none). Where the paint takes no cell
+    (most frames), the opening is that erosion dilated (MORPH_OPEN's own two steps)."""
+    k = int(hc["open_cells"])
+    core = cv2.erode(fg.view(np.uint8), _kernel(k)) if k > 1 else None
+    if core is not None and not core.any():
+        fg[...] = False
+        return fg
+    paint = _tower_body(hc, px, fg, tower, px8)
+    if core is not None and not paint.any():
+        fg = cv2.dilate(core, _kernel(k)).view(bool)
+    else:
+        fg &= ~paint
+        if core is not None and fg.any():  # (an opening of no cell is none)
+            fg = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, _kernel(k)).view(bool)
+    fg &= ~_even_shadows(hc, fg, shady & ~table)
+    return fg
 
 
 def _cells_xy(reg: Registration, z: float, M: np.ndarray, j1: np.ndarray, i1: np.ndarray) -> np.ndarray:
@@ -445,12 +495,13 @@ def _cells_xy(reg: Registration, z: float, M: np.ndarray, j1: np.ndarray, i1: np
 
 
 def _ruffled_later(hc: Mapping, changed: np.ndarray, shift: np.ndarray, regions: list[np.ndarray],
-                   keep: np.ndarray) -> Callable[[], np.ndarray | None]:
-    """The mask's ruffled cells (`_ruffled_pieces` among `keep`; None: none), as a function that
-    works them out, for `HandMask.ruffled` to call when first read."""
+                   known: np.ndarray, fg: np.ndarray) -> Callable[[], np.ndarray | None]:
+    """The mask's ruffled cells (`_ruffled_pieces` among the `known` cells not in `fg`; None: none),
+    as a function that works them out, for `HandMask.ruffled` to call when first read."""
     def ruffled() -> np.ndarray | None:
         r = _ruffled_pieces(hc, changed, shift, regions)
-        r &= keep
+        r &= known
+        r &= ~fg
         return r if r.any() else None
     return ruffled
 
@@ -543,7 +594,7 @@ def _tower_body(hc: Mapping, px: np.ndarray, fg: np.ndarray, tower: np.ndarray,
     paint = fg & _painted(hc, sat, np.clip(px, 0, 255).astype(np.uint8) if px8 is None else px8)
     n, lab = cv2.connectedComponents((paint | tower).view(np.uint8), connectivity=8)
     keep = np.zeros(n, bool)
-    keep[np.unique(lab[tower])] = True
+    keep[lab[tower]] = True  # (each label under the tower, however often: no sort for np.unique)
     keep[0] = False
     return keep[lab] & paint
 
@@ -893,7 +944,9 @@ def _changed_cells(hc: Mapping, px: np.ndarray, ref: np.ndarray, regions: list[n
     even = float(hc.get("shadow_even_std", 0.0))
     shady = np.zeros(dim.shape, bool)
     if (shaded > 0 or even > 0) and dim.any():  # (no dim cell, nothing to test: a fifth of the kits' frames)
-        std = _local_std(shift, regions)
+        # (std is read at dim cells only, so a region with none is left out: its cells keep 0;
+        # the tray's or the table band's alone holds them on a third of such masks)
+        std = _local_std(shift, [r for r in regions if np.logical_and(dim, r).any()])
         shady = dim & (std < even) & (chroma < float(hc.get("shadow_even_chroma", 0.0)))
         if shaded > 0:
             dim &= std < shaded
@@ -1119,6 +1172,10 @@ def _percentiles(a: np.ndarray, qs: tuple[float, ...]) -> list[float]:
 
 def arm_entries(cfg: Mapping, tray: Tray, m: HandMask) -> list[ArmEntry]:
     """Every arm that comes in over the tray's edge, with how far in its hand reaches."""
+    if not m.fg.any():
+        # no changed cell: nothing to bridge (a dilation of none is none), so no blob (most frames
+        # with no hand: 241 of the bench's 255 hand masks with no arm; 0.05 ms each)
+        return []
     hc = cfg["hands"]
     g = m.cell_mm
     cx, cy = tray.tower_center

@@ -30,7 +30,7 @@ def arm_lab(sc: Mapping, m: HandMask, counted: Sequence) -> np.ndarray | None:
     blocks' shadows (5 readings of the kits changed, one orientation set right)."""
     if not counted or m.px is None:
         return None
-    px = m.px.reshape(-1, 3)[np.flatnonzero(m.fg & m.known)]
+    px = m.px.reshape(-1, 3).take(np.flatnonzero(m.fg & m.known), axis=0)  # (take: faster than indexing)
     if len(px) < int(sc.get("least_cells", 8)):
         return None
     # (the cells as one row of pixels: OpenCV converts an image row by row, and a column of
