@@ -1216,7 +1216,10 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     with none over the tower the empty slots round a lone block, which show the level below,
     are surely empty (`with_hands_known`). Judged without that, a lone Wild found a level above
     every candidate (bv family-2 0010, 16 levels) was dropped for its two empty slots read at
-    0.40 and 0.23, and the level below was read in the wrong orientation."""
+    0.40 and 0.23, and the level below was read in the wrong orientation.
+
+    Last, where no hand lies over the first face, the levels above are read where the markers
+    place them, unrefined (`_level_above_unrefined`)."""
     dc = p.cfg["decision"]
     tries = int(dc.get("other_heights", 0))
     if tries <= 0:
@@ -1504,7 +1507,8 @@ def read_frame(p: Pipeline, img: np.ndarray, t: float = 0.0, frame_seq: int = -1
     A top read with no block at all is no top: when the first height's reading finds no block
     with its glyph, the other orientation is read at that height (a lone block across the top),
     then the next best height candidates (decision.other_heights of them) with both
-    orientations, and the first reading that finds a block is kept. Most such frames had the
+    orientations, and the first reading that finds a block is kept (last, the levels above where
+    the markers place them: `_level_above_unrefined`). Most such frames had the
     tower's base outline or a lower level win over a top whose outline hands cover. Last, with
     decision.slot_shift_check, a face found one slot off the top is read one slot over
     (shifted_face), and a face a few mm off its blocks that misses one is moved onto their
