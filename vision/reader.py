@@ -1667,8 +1667,9 @@ def _sight_past_sheet(p: Pipeline, reg: Registration, z: float, orient: str, slo
         return True
     k = cz / (cz - z)
     x, y = cx + (float(mid[0]) - cx) * k, cy + (float(mid[1]) - cy) * k
-    x0, y0, x1, y1 = plane_height._grown(p.tray, float(p.cfg["align"].get("sheet_margin_mm", 0.0)))
-    return not (x0 <= x <= x1 and y0 <= y <= y1)
+    m = float(p.cfg["align"].get("sheet_margin_mm", 0.0))
+    x0, y0, x1, y1 = p.tray.extent()
+    return not (x0 - m <= x <= x1 + m and y0 - m <= y <= y1 + m)
 
 
 def empties_under_a_hand(p: Pipeline, ctx: FrameContext, img: np.ndarray, z: float, orient: str, first: int,
