@@ -1218,8 +1218,8 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
     every candidate (bv family-2 0010, 16 levels) was dropped for its two empty slots read at
     0.40 and 0.23, and the level below was read in the wrong orientation.
 
-    Last, where no hand lies over the first face, the levels above are read where the markers
-    place them, unrefined (`_level_above_unrefined`)."""
+    Last, the levels above are read where the markers place them, unrefined
+    (`_level_above_unrefined`)."""
     dc = p.cfg["decision"]
     tries = int(dc.get("other_heights", 0))
     if tries <= 0:
@@ -1249,12 +1249,12 @@ def _top_with_a_block(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: Fra
             continue
         if k < len(others) or not _uncertainty(p, with_hands_known(p, found[1], slots, hands), found[2])[0]:
             return z2, ctx2, found
-    return None if under_hand else _level_above_unrefined(p, img, reg0, ctx, z)
+    return _level_above_unrefined(p, img, reg0, ctx, z)
 
 
 def _level_above_unrefined(p: Pipeline, img: np.ndarray, reg0: Registration, ctx: FrameContext,
                            z: float) -> tuple[float, FrameContext, tuple] | None:
-    """_top_with_a_block's last try, where no hand lies over the first face: the faces half a
+    """_top_with_a_block's last try: the faces half a
     level to decision.levels_above_unrefined levels above z, half a level apart, each read where
     the markers' own camera (reg0) places it, not refined. Of the readings that hold
     decision.unrefined_blocks_least blocks read at decision.unrefined_block_sure or more, the one
@@ -1267,7 +1267,9 @@ def _level_above_unrefined(p: Pipeline, img: np.ndarray, reg0: Registration, ctx
     read no block, and the top was reported as not seen). Read where the markers place it, such
     a top's blocks read surely. One block is not enough: with no outline the face's place along
     the level is not known, and a lone block reads as surely one slot over (bv 2/0019: a lone
-    green 4 on 17 levels, read in the middle slot from 215 to 265 mm)."""
+    green 4 on 17 levels, read in the middle slot from 215 to 265 mm). Under a hand over the
+    first face too: two blocks read at 0.8 or more are no finger's edge (on the nine sets three
+    tops under a hand gained their blocks and orientation this way, none lost)."""
     dc = p.cfg["decision"]
     count = int(dc.get("levels_above_unrefined", 0))
     if count <= 0:

@@ -242,22 +242,26 @@ def test_a_top_no_candidate_reads_is_read_at_the_levels_above_where_the_markers_
     assert recovered >= 0.8 * tried, (recovered, tried)
 
 
-def test_under_a_hand_the_levels_above_are_not_read_unrefined(calibration, small_kit, monkeypatch):
-    """A hand over the first face hides its glyphs: there a block read surely somewhere above can
-    be a finger's edge or the level below seen round it, and the first reading stays, reported as
-    not seen. With no hand over it the same reading above is taken."""
+def test_under_a_hand_a_reading_above_is_kept_only_with_two_sure_blocks(calibration, small_kit, monkeypatch):
+    """A hand over the first face hides its glyphs; the levels above are read all the same, but
+    a reading there is kept only when two of its blocks are read surely: weakly read blocks are
+    the fingers' edges or the level below seen round them, and the first reading stays."""
     from vision import reader
 
     pipe = load_pipeline(calibration)
     img = cv2.imread(str(small_kit / "images" / sorted(json.loads((small_kit / "labels.json").read_text()))[0]))
     ctx = frame_context(pipe, img)
-    sure = _evidence(0.98)
-    monkeypatch.setattr(ph, "other_candidates", lambda *a, **k: [])
-    monkeypatch.setattr(ph, "levels_above", lambda *a, **k: [])
-    monkeypatch.setattr(reader, "read_top", lambda p, c, im, z, need_block=False: ("y", sure, 0.99) if z > 90.0 else None)
     covered = np.ones((75, 75), bool)
     monkeypatch.setattr(reader, "skin_on_face", lambda p, c, im, z, face=None: covered)
+    monkeypatch.setattr(ph, "other_candidates", lambda *a, **k: [])
+    monkeypatch.setattr(ph, "levels_above", lambda *a, **k: [])
+
+    def reads(ev):
+        monkeypatch.setattr(reader, "read_top", lambda p, c, im, z, need_block=False: ("y", ev, 0.99) if z > 90.0 else None)
+
+    reads(_evidence(0.45))
     assert reader._top_with_a_block(pipe, img, ctx.registration, ctx, object(), 90.0) is None
-    monkeypatch.setattr(reader, "skin_on_face", lambda p, c, im, z, face=None: None)
+    sure = _evidence(0.98)
+    reads(sure)
     z, _, (orient, ev, _) = reader._top_with_a_block(pipe, img, ctx.registration, ctx, object(), 90.0)
     assert (z, orient, ev) == (97.5, "y", sure)  # half a level up
