@@ -34,3 +34,15 @@ def pipe(calibration):
     from vision.reader import load_pipeline
 
     return load_pipeline(calibration)
+
+
+@pytest.fixture
+def lone_read(calibration, small_kit):
+    """The small kit's photo of a lone red 1 along y in slot 0, its pipeline and its reading."""
+    import cv2
+
+    from vision.reader import load_pipeline, read_frame
+
+    pipe = load_pipeline(calibration)
+    img = cv2.imread(str(small_kit / "images" / "0015.png"))
+    return pipe, img, read_frame(pipe, img)

@@ -8,18 +8,9 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-import pytest
 
 import vision.reader as reader
 from vision import plane_height
-from vision.reader import load_pipeline
-
-
-@pytest.fixture
-def lone_read(calibration, small_kit):
-    pipe = load_pipeline(calibration)
-    img = cv2.imread(str(small_kit / "images" / "0015.png"))  # a lone red 1 along y, in slot 0
-    return pipe, img, reader.read_frame(pipe, img)
 
 
 def _context(pipe, img, res) -> reader.FrameContext:

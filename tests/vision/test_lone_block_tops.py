@@ -244,15 +244,6 @@ def test_an_empty_slot_with_no_glyph_is_not_contested(pipe):
     assert reader.contested_empties(pipe, ev, _reading("red-1", None, None)) == []
 
 
-@pytest.fixture
-def lone_read(calibration, small_kit):
-    import cv2
-
-    pipe = load_pipeline(calibration)
-    img = cv2.imread(str(small_kit / "images" / "0015.png"))  # a lone red-1 along y, in slot 0
-    return pipe, img, reader.read_frame(pipe, img)
-
-
 def test_empty_slots_the_camera_sees_whole_are_not_out_of_view(lone_read):
     pipe, img, res = lone_read
     r = res.reading
